@@ -1,0 +1,91 @@
+// Config: the parsed, validated contents of strata's one TOML file.
+//
+// Loading either yields a complete Config or an Error whose message names the offending
+// key (unknown keys, bad values, missing required keys): nothing starts half-configured.
+// A Config is immutable once loaded; share it by const reference or shared_ptr.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+
+namespace strata {
+
+struct ServerConfig {
+  std::vector<std::string> listen = {"127.0.0.1:9000"};  // "host:port", "[::1]:port"
+  std::string region = "us-east-1";
+  std::string data_dir = "./var/strata";
+  int threads = 0;  // 0: one per core
+  std::string tls_cert;
+  std::string tls_key;
+  std::string domain;  // non-empty: virtual-hosted-style buckets under this domain
+  bool fsync = true;   // fsync object data and the index before acknowledging a write
+  std::size_t max_header_bytes = 16 * 1024;
+  std::chrono::milliseconds header_timeout{10'000};  // whole request header must arrive
+  std::chrono::milliseconds idle_timeout{60'000};    // keep-alive and body inactivity
+  std::chrono::milliseconds shutdown_grace{10'000};  // in-flight requests on SIGTERM
+  std::string log_level = "info";
+  bool tls_enabled() const { return !tls_cert.empty() && !tls_key.empty(); }
+};
+
+struct UserConfig {
+  std::string access_key;
+  std::string secret_key;
+  bool admin = false;
+};
+
+enum class TierKind { kLocal, kPeer, kS3 };
+
+struct TierConfig {
+  std::string name;
+  TierKind kind = TierKind::kLocal;
+  std::string path;                 // local
+  std::uint64_t capacity = 0;       // bytes; 0: unlimited
+  double price_per_gb_month = 0.0;
+  std::string endpoint;             // s3
+  std::string access_key;           // s3
+  std::string secret_key;           // s3
+  std::string region = "us-east-1"; // s3
+};
+
+struct WritebackConfig {
+  std::chrono::milliseconds delay{5'000};
+};
+
+struct LifecycleConfig {
+  std::chrono::milliseconds day{86'400'000};
+  std::chrono::milliseconds interval{60'000};
+};
+
+struct Config {
+  ServerConfig server;
+  std::vector<UserConfig> users;
+  std::vector<TierConfig> tiers;
+  std::map<std::string, std::string> storage_classes;  // S3 storage class -> tier name
+  WritebackConfig writeback;
+  LifecycleConfig lifecycle;
+
+  // The tier that new writes land on: the one STANDARD maps to.
+  const TierConfig* HotTier() const;
+};
+
+// Parses TOML text. `origin` names the source in error messages (a path or "<embedded>").
+Result<Config> ParseConfig(std::string_view toml_text, std::string_view origin);
+// Reads and parses a file; a missing or unreadable file is an error naming the path.
+Result<Config> LoadConfigFile(const std::string& path);
+
+// "20GiB", "512MiB", "1000", "4KB" -> bytes.
+Result<std::uint64_t> ParseByteSize(std::string_view text);
+// "5s", "250ms", "2m", "1h", "86400s" -> milliseconds.
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+// The default configuration compiled into the binary (conf/strata.toml).
+std::string_view EmbeddedDefaultConfig();
+
+}  // namespace strata

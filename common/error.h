@@ -1,0 +1,125 @@
+// Error and Result: how every module reports failure.
+//
+// The codes are the domain's failures. Many are S3's own (S3 is the domain), so the
+// gateway's one table (gateway/error_table.cc) can map each to an HTTP status and an
+// S3 <Code> without guessing. Modules below gateway never mention HTTP.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace strata {
+
+enum class ErrorCode {
+  kInternal,
+  kNotImplemented,
+  kInvalidArgument,       // a request parameter or header is malformed
+  kInvalidRequest,        // the combination of parameters makes no sense
+  kMalformedXml,
+  kNotFound,              // generic: a thing the caller named does not exist
+  kAlreadyExists,         // generic
+  kPreconditionFailed,
+  kCorruption,            // stored bytes or index records fail verification
+  kNoSpace,
+  kUnavailable,           // retry may help: overloaded, upstream down
+  kTimedOut,
+  // Buckets and objects.
+  kNoSuchBucket,
+  kNoSuchKey,
+  kBucketAlreadyExists,   // someone else owns it
+  kBucketAlreadyOwnedByYou,
+  kBucketNotEmpty,
+  kInvalidBucketName,
+  kKeyTooLong,
+  kMetadataTooLarge,
+  kEntityTooLarge,
+  kIncompleteBody,        // fewer body bytes than declared
+  kMissingContentLength,
+  kBadDigest,             // Content-MD5 or x-amz-checksum-* mismatch
+  kInvalidDigest,         // Content-MD5 or checksum header not well formed
+  kInvalidRange,
+  kInvalidStorageClass,
+  kMethodNotAllowed,
+  kRequestTimeout,
+  kRequestHeaderSectionTooLarge,
+  // Authentication and authorization.
+  kAccessDenied,
+  kSignatureDoesNotMatch,
+  kInvalidAccessKeyId,
+  kAuthorizationHeaderMalformed,
+  kAuthorizationQueryParametersError,
+  kRequestTimeTooSkewed,
+  kXAmzContentSha256Mismatch,
+  kExpiredPresignedRequest,  // S3 answers AccessDenied "Request has expired"
+  kMissingSecurityHeader,
+  kInvalidChunkSize,         // aws-chunked framing violated
+};
+
+// A failure: what went wrong (code), for whom (message, safe to show the client:
+// never a secret), and whether the same call may succeed if retried.
+struct Error {
+  ErrorCode code = ErrorCode::kInternal;
+  std::string message;
+  bool retryable = false;
+
+  Error() = default;
+  Error(ErrorCode c, std::string msg, bool retry = false)
+      : code(c), message(std::move(msg)), retryable(retry) {}
+};
+
+// A value or an Error. No exceptions on the request path: functions that can fail
+// return Result and the caller must look at it.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  const Error& error() const& { return std::get<1>(v_); }
+  Error&& error() && { return std::get<1>(std::move(v_)); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT: implicit by design
+
+  bool ok() const { return ok_; }
+  explicit operator bool() const { return ok_; }
+  const Error& error() const& { return error_; }
+  Error&& error() && { return std::move(error_); }
+
+ private:
+  Error error_;
+  bool ok_ = true;
+};
+
+inline Result<void> Ok() { return {}; }
+
+}  // namespace strata
+
+// Early return of a failed Result from a function returning any Result<U>.
+#define STRATA_RETURN_IF_ERROR(expr)           \
+  do {                                         \
+    auto strata_status_ = (expr);              \
+    if (!strata_status_.ok()) {                \
+      return std::move(strata_status_).error(); \
+    }                                          \
+  } while (0)

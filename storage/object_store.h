@@ -1,0 +1,92 @@
+// ObjectStore: the storage engine the gateway talks to. Buckets, and whole objects whose
+// bytes live on the hot local tier and whose records live in the index.
+//
+// A write streams into a PendingWrite (a temporary file on the hot tier, hashed as it
+// grows); CommitWrite makes it durable (fsync), moves it into place and commits the
+// index record in one step, so a crash leaves the old object or the new one, never a
+// mix, and a PendingWrite dropped without commit leaves nothing visible.
+//
+// Thread-safe. Methods marked "blocking" fsync or write the index synchronously: call
+// them from the blocking pool, never from an I/O thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "common/ids.h"
+#include "metadata/index.h"
+#include "storage/checksum.h"
+
+namespace strata::storage {
+
+class LocalTier;
+
+// The bytes of one object version on their way in. Used by one thread at a time.
+class PendingWrite {
+ public:
+  virtual ~PendingWrite() = default;  // removes the temporary file unless committed
+  // Appends to the temporary file and updates the digests. kNoSpace when the disk is full.
+  virtual Result<void> Append(std::string_view data) = 0;
+  virtual std::uint64_t size() const = 0;
+  // Digests of everything appended so far; call after the last Append.
+  virtual std::string Md5Hex() = 0;
+  virtual std::string Md5Base64() = 0;
+  // base64 value for `algorithm`; CRC64NVME is always available, others only when
+  // requested in BeginWrite.
+  virtual std::optional<std::string> Checksum(ChecksumAlgorithm algorithm) = 0;
+};
+
+// Reads one object version's bytes. Used by one thread at a time.
+class ObjectReader {
+ public:
+  virtual ~ObjectReader() = default;
+  virtual std::uint64_t size() const = 0;
+  // Reads up to buf.size() bytes at `offset`; returns the count (0 only at the end).
+  virtual Result<std::size_t> Read(std::uint64_t offset, std::span<char> buf) = 0;
+};
+
+class ObjectStore {
+ public:
+  // Opens the store: the hot tier from config.HotTier() (created if missing).
+  static Result<std::unique_ptr<ObjectStore>> Open(const Config& config, metadata::Index& index);
+  virtual ~ObjectStore() = default;
+
+  // Buckets. CreateBucket validates S3's naming rules (kInvalidBucketName) and answers
+  // kBucketAlreadyOwnedByYou / kBucketAlreadyExists by owner. Blocking.
+  virtual Result<metadata::BucketRecord> CreateBucket(const BucketName& name,
+                                                      const std::string& owner,
+                                                      const std::string& region) = 0;
+  virtual Result<metadata::BucketRecord> GetBucket(const BucketName& name) = 0;  // kNoSuchBucket
+  virtual Result<void> DeleteBucket(const BucketName& name) = 0;                 // blocking
+  virtual Result<std::vector<metadata::BucketRecord>> ListBuckets() = 0;
+
+  // Starts a new object version in `bucket` (kNoSuchBucket if absent). `checksums` are
+  // computed in addition to MD5 and CRC64NVME.
+  virtual Result<std::unique_ptr<PendingWrite>> BeginWrite(
+      const BucketName& bucket, const std::vector<ChecksumAlgorithm>& checksums) = 0;
+
+  // Makes `write` the current version of record.bucket/record.key. Fills in size, etag,
+  // last_modified_ms, version_id, checksums (CRC64NVME plus requested) and placements of
+  // `record` and returns it. Blocking.
+  virtual Result<metadata::ObjectRecord> CommitWrite(std::unique_ptr<PendingWrite> write,
+                                                     metadata::ObjectRecord record) = 0;
+
+  virtual Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,
+                                                    const ObjectKey& key) = 0;  // kNoSuchKey
+  virtual Result<std::unique_ptr<ObjectReader>> OpenObject(
+      const metadata::ObjectRecord& record) = 0;
+  // Deletes the current version; succeeds when there is none (S3 semantics). Blocking.
+  virtual Result<void> DeleteObject(const BucketName& bucket, const ObjectKey& key) = 0;
+};
+
+// S3's bucket naming rules: 3-63 chars of [a-z0-9.-], starts and ends with a letter or
+// digit, no "..", not an IPv4 address, no xn-- prefix or -s3alias suffix.
+bool IsValidBucketName(std::string_view name);
+
+}  // namespace strata::storage
