@@ -1,0 +1,246 @@
+#include "metadata/codec.h"
+
+#include <utility>
+#include <vector>
+
+namespace strata::metadata {
+
+void Encoder::PutVarint(std::uint64_t v) {
+  while (v >= 0x80) {
+    out_.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out_.push_back(static_cast<char>(v));
+}
+
+void Encoder::PutSignedVarint(std::int64_t v) {
+  const auto u = static_cast<std::uint64_t>(v);
+  PutVarint((u << 1) ^ (v < 0 ? ~std::uint64_t{0} : 0));
+}
+
+void Encoder::PutString(std::string_view s) {
+  PutVarint(s.size());
+  out_.append(s);
+}
+
+void Encoder::PutBigEndian64(std::uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    out_.push_back(static_cast<char>((v >> shift) & 0xff));
+  }
+}
+
+bool Decoder::GetByte(std::uint8_t* b) {
+  if (in_.empty()) {
+    return false;
+  }
+  *b = static_cast<std::uint8_t>(in_[0]);
+  in_.remove_prefix(1);
+  return true;
+}
+
+bool Decoder::GetVarint(std::uint64_t* v) {
+  std::uint64_t result = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (in_.empty()) {
+      in_ = {};
+      return false;
+    }
+    const auto byte = static_cast<std::uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    // The tenth byte may carry only the top bit of a 64-bit value.
+    if (shift == 63 && byte > 1) {
+      in_ = {};
+      return false;
+    }
+    result |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *v = result;
+      return true;
+    }
+  }
+  in_ = {};
+  return false;
+}
+
+bool Decoder::GetSignedVarint(std::int64_t* v) {
+  std::uint64_t u = 0;
+  if (!GetVarint(&u)) {
+    return false;
+  }
+  *v = static_cast<std::int64_t>((u >> 1) ^ (~(u & 1) + 1));
+  return true;
+}
+
+bool Decoder::GetString(std::string* s) {
+  std::uint64_t len = 0;
+  if (!GetVarint(&len) || len > in_.size()) {
+    in_ = {};
+    return false;
+  }
+  s->assign(in_.data(), static_cast<std::size_t>(len));
+  in_.remove_prefix(static_cast<std::size_t>(len));
+  return true;
+}
+
+bool Decoder::GetBigEndian64(std::uint64_t* v) {
+  if (in_.size() < 8) {
+    in_ = {};
+    return false;
+  }
+  std::uint64_t result = 0;
+  for (int i = 0; i < 8; ++i) {
+    result = (result << 8) | static_cast<std::uint8_t>(in_[i]);
+  }
+  in_.remove_prefix(8);
+  *v = result;
+  return true;
+}
+
+bool Decoder::GetCount(std::size_t min_item_bytes, std::size_t* count) {
+  std::uint64_t n = 0;
+  if (!GetVarint(&n)) {
+    return false;
+  }
+  if (min_item_bytes > 0 && n > in_.size() / min_item_bytes) {
+    in_ = {};
+    return false;
+  }
+  *count = static_cast<std::size_t>(n);
+  return true;
+}
+
+namespace {
+
+Error Corrupt(std::string_view what) {
+  return Error(ErrorCode::kCorruption, "corrupt " + std::string(what) + " record");
+}
+
+// Format version check: anything from 1 up to `current` is readable.
+bool GetFormat(Decoder& d, std::uint8_t current) {
+  std::uint8_t format = 0;
+  return d.GetByte(&format) && format >= 1 && format <= current;
+}
+
+void PutPairs(Encoder& e, const std::vector<std::pair<std::string, std::string>>& pairs) {
+  e.PutVarint(pairs.size());
+  for (const auto& [k, v] : pairs) {
+    e.PutString(k);
+    e.PutString(v);
+  }
+}
+
+bool GetPairs(Decoder& d, std::vector<std::pair<std::string, std::string>>* pairs) {
+  std::size_t n = 0;
+  if (!d.GetCount(2, &n)) {
+    return false;
+  }
+  pairs->clear();
+  pairs->reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string k;
+    std::string v;
+    if (!d.GetString(&k) || !d.GetString(&v)) {
+      return false;
+    }
+    pairs->emplace_back(std::move(k), std::move(v));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string EncodeBucket(const BucketRecord& bucket) {
+  Encoder e;
+  e.PutByte(kBucketFormat);
+  e.PutString(bucket.name.view());
+  e.PutString(bucket.owner);
+  e.PutSignedVarint(bucket.created_ms);
+  e.PutString(bucket.region);
+  return std::move(e).Finish();
+}
+
+Result<BucketRecord> DecodeBucket(std::string_view bytes) {
+  Decoder d(bytes);
+  BucketRecord b;
+  std::string name;
+  if (!GetFormat(d, kBucketFormat) || !d.GetString(&name) || !d.GetString(&b.owner) ||
+      !d.GetSignedVarint(&b.created_ms) || !d.GetString(&b.region) || !d.done()) {
+    return Corrupt("bucket");
+  }
+  b.name = BucketName(std::move(name));
+  return b;
+}
+
+std::string EncodeObject(const ObjectRecord& o) {
+  Encoder e;
+  e.PutByte(kObjectFormat);
+  e.PutString(o.version_id.view());
+  e.PutVarint(o.size);
+  e.PutString(o.etag);
+  e.PutSignedVarint(o.last_modified_ms);
+  e.PutString(o.content_type);
+  PutPairs(e, o.system_metadata);
+  PutPairs(e, o.user_metadata);
+  e.PutString(o.storage_class);
+  PutPairs(e, o.checksums);
+  e.PutVarint(o.placements.size());
+  for (const auto& p : o.placements) {
+    e.PutString(p.tier);
+    e.PutString(p.location);
+  }
+  return std::move(e).Finish();
+}
+
+Result<ObjectRecord> DecodeObject(std::string_view bytes) {
+  Decoder d(bytes);
+  ObjectRecord o;
+  std::string version_id;
+  if (!GetFormat(d, kObjectFormat) || !d.GetString(&version_id) || !d.GetVarint(&o.size) ||
+      !d.GetString(&o.etag) || !d.GetSignedVarint(&o.last_modified_ms) ||
+      !d.GetString(&o.content_type) || !GetPairs(d, &o.system_metadata) ||
+      !GetPairs(d, &o.user_metadata) || !d.GetString(&o.storage_class) ||
+      !GetPairs(d, &o.checksums)) {
+    return Corrupt("object");
+  }
+  o.version_id = VersionId(std::move(version_id));
+  std::size_t n = 0;
+  if (!d.GetCount(2, &n)) {
+    return Corrupt("object");
+  }
+  o.placements.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Placement p;
+    if (!d.GetString(&p.tier) || !d.GetString(&p.location)) {
+      return Corrupt("object");
+    }
+    o.placements.push_back(std::move(p));
+  }
+  if (!d.done()) {
+    return Corrupt("object");
+  }
+  return o;
+}
+
+std::string EncodeUser(const UserRecord& u) {
+  Encoder e;
+  e.PutByte(kUserFormat);
+  e.PutString(u.access_key);
+  e.PutString(u.secret_key);
+  e.PutByte(u.admin ? 1 : 0);
+  e.PutSignedVarint(u.created_ms);
+  return std::move(e).Finish();
+}
+
+Result<UserRecord> DecodeUser(std::string_view bytes) {
+  Decoder d(bytes);
+  UserRecord u;
+  std::uint8_t admin = 0;
+  if (!GetFormat(d, kUserFormat) || !d.GetString(&u.access_key) || !d.GetString(&u.secret_key) ||
+      !d.GetByte(&admin) || admin > 1 || !d.GetSignedVarint(&u.created_ms) || !d.done()) {
+    return Corrupt("user");
+  }
+  u.admin = admin == 1;
+  return u;
+}
+
+}  // namespace strata::metadata

@@ -1,0 +1,55 @@
+#include "metadata/keys.h"
+
+#include "metadata/codec.h"
+
+namespace strata::metadata {
+
+std::string ObjectBucketPrefix(std::string_view bucket) {
+  std::string out;
+  out.reserve(bucket.size() + 1);
+  out.append(bucket);
+  out.push_back('\0');
+  return out;
+}
+
+std::string ObjectKeyPrefix(std::string_view bucket, std::string_view key) {
+  std::string out;
+  out.reserve(bucket.size() + key.size() + 2);
+  out.append(bucket);
+  out.push_back('\0');
+  out.append(key);
+  out.push_back('\0');
+  return out;
+}
+
+std::string ObjectRowKey(std::string_view bucket, std::string_view key, std::uint64_t sequence) {
+  Encoder e;
+  e.PutBigEndian64(~sequence);
+  return ObjectKeyPrefix(bucket, key) + std::move(e).Finish();
+}
+
+std::optional<ParsedObjectRow> ParseObjectRowKey(std::string_view row) {
+  if (row.size() < 10) {
+    return std::nullopt;
+  }
+  const auto first = row.find('\0');
+  const std::size_t key_end = row.size() - 9;
+  if (first == std::string_view::npos || first >= key_end || row[key_end] != '\0') {
+    return std::nullopt;
+  }
+  ParsedObjectRow parsed;
+  parsed.bucket = row.substr(0, first);
+  parsed.key = row.substr(first + 1, key_end - first - 1);
+  if (parsed.key.find('\0') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  Decoder d(row.substr(key_end + 1));
+  std::uint64_t inverted = 0;
+  if (!d.GetBigEndian64(&inverted)) {
+    return std::nullopt;
+  }
+  parsed.sequence = ~inverted;
+  return parsed;
+}
+
+}  // namespace strata::metadata

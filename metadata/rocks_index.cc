@@ -1,0 +1,567 @@
+#include "metadata/rocks_index.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <new>
+#include <utility>
+
+#include "metadata/codec.h"
+#include "metadata/keys.h"
+
+namespace strata::metadata {
+namespace {
+
+constexpr const char* kBucketsCf = "buckets";
+constexpr const char* kObjectsCf = "objects";
+constexpr const char* kUsersCf = "users";
+constexpr const char* kMultipartCf = "multipart";
+constexpr const char* kQueuesCf = "queues";
+
+// objects CF prefix: everything up to and including the 0x00 after the bucket name, so
+// the prefix bloom filter answers "does this bucket have rows in this file".
+class BucketPrefixTransform final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "strata.BucketPrefix.v1"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    const void* zero = std::memchr(key.data(), 0, key.size());
+    const auto len = static_cast<std::size_t>(static_cast<const char*>(zero) - key.data()) + 1;
+    return {key.data(), len};
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return key.size() > 0 && std::memchr(key.data(), 0, key.size()) != nullptr;
+  }
+};
+
+Error FromStatus(const rocksdb::Status& s, std::string_view what) {
+  std::string msg = std::string(what) + ": " + s.ToString();
+  if (s.IsCorruption()) {
+    return Error(ErrorCode::kCorruption, std::move(msg));
+  }
+  if (s.IsNoSpace()) {
+    return Error(ErrorCode::kNoSpace, std::move(msg));
+  }
+  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut() || s.IsIncomplete()) {
+    return Error(ErrorCode::kUnavailable, std::move(msg), true);
+  }
+  if (s.IsNotFound()) {
+    return Error(ErrorCode::kNotFound, std::move(msg));
+  }
+  return Error(ErrorCode::kInternal, std::move(msg));
+}
+
+// No exception escapes the index: RocksDB and the standard library may throw
+// (bad_alloc, system_error from locks); turn that into kInternal.
+template <typename F>
+auto Guarded(std::string_view what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return Error(ErrorCode::kUnavailable, std::string(what) + ": out of memory", true);
+  } catch (const std::exception& e) {
+    return Error(ErrorCode::kInternal, std::string(what) + ": " + e.what());
+  } catch (...) {
+    return Error(ErrorCode::kInternal, std::string(what) + ": unknown exception");
+  }
+}
+
+bool HasNul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
+
+Result<void> CheckBucketName(const BucketName& b) {
+  if (b.empty() || HasNul(b.view())) {
+    return Error(ErrorCode::kInvalidArgument, "invalid bucket name");
+  }
+  return Ok();
+}
+
+Result<void> CheckObjectKey(const ObjectKey& k) {
+  if (k.empty() || HasNul(k.view())) {
+    return Error(ErrorCode::kInvalidArgument, "invalid object key");
+  }
+  return Ok();
+}
+
+// The smallest string greater than every string that starts with `prefix`; `prefix`
+// must contain a byte below 0xff (ours always hold the bucket's 0x00 terminator).
+std::string PrefixSuccessor(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) {
+    prefix.pop_back();
+  }
+  if (!prefix.empty()) {
+    prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  }
+  return prefix;
+}
+
+bool StartsWith(const rocksdb::Slice& s, std::string_view prefix) {
+  return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
+}
+
+std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
+
+}  // namespace
+
+Result<std::unique_ptr<Index>> Index::Open(const std::string& dir, IndexOptions options) {
+  auto index = RocksIndex::OpenRocks(dir, options);
+  if (!index.ok()) {
+    return std::move(index).error();
+  }
+  return std::unique_ptr<Index>(std::move(index).value());
+}
+
+Result<std::unique_ptr<RocksIndex>> RocksIndex::OpenRocks(const std::string& dir,
+                                                          IndexOptions options) {
+  return Guarded("open index", [&]() -> Result<std::unique_ptr<RocksIndex>> {
+    rocksdb::DBOptions db_options;
+    db_options.create_if_missing = true;
+    db_options.create_missing_column_families = true;
+    db_options.keep_log_file_num = 4;
+    db_options.max_background_jobs = 2;
+
+    rocksdb::ColumnFamilyOptions default_cf;
+    rocksdb::ColumnFamilyOptions objects_cf;
+    objects_cf.prefix_extractor = std::make_shared<BucketPrefixTransform>();
+    objects_cf.memtable_prefix_bloom_size_ratio = 0.05;
+    rocksdb::BlockBasedTableOptions table;
+    table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    table.whole_key_filtering = false;  // rows are only ever found by seeking
+    objects_cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+    // Open every CF the directory already has (a newer strata may have added some),
+    // plus ours.
+    std::vector<std::string> names;
+    rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
+    if (!listed.ok()) {
+      names.clear();
+    }
+    for (const char* ours : {rocksdb::kDefaultColumnFamilyName.c_str(), kBucketsCf, kObjectsCf,
+                             kUsersCf, kMultipartCf, kQueuesCf}) {
+      if (std::find(names.begin(), names.end(), ours) == names.end()) {
+        names.emplace_back(ours);
+      }
+    }
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const auto& name : names) {
+      descriptors.emplace_back(name, name == kObjectsCf ? objects_cf : default_cf);
+    }
+
+    rocksdb::DB* db = nullptr;
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::Status s = rocksdb::DB::Open(db_options, dir, descriptors, &handles, &db);
+    if (!s.ok()) {
+      if (s.IsIOError() && s.ToString().find("lock") != std::string::npos) {
+        return Error(ErrorCode::kUnavailable, "index " + dir + " is in use: " + s.ToString());
+      }
+      return FromStatus(s, "open index " + dir);
+    }
+    return std::unique_ptr<RocksIndex>(new RocksIndex(db, std::move(handles), options));
+  });
+}
+
+RocksIndex::RocksIndex(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
+                       IndexOptions options)
+    : db_(db), handles_(std::move(handles)), options_(options) {
+  for (auto* h : handles_) {
+    if (h->GetName() == kBucketsCf) {
+      buckets_ = h;
+    } else if (h->GetName() == kObjectsCf) {
+      objects_ = h;
+    } else if (h->GetName() == kUsersCf) {
+      users_ = h;
+    }
+  }
+}
+
+RocksIndex::~RocksIndex() {
+  for (auto* h : handles_) {
+    (void)db_->DestroyColumnFamilyHandle(h);
+  }
+  (void)db_->Close();
+  delete db_;
+}
+
+std::shared_mutex& RocksIndex::BucketLock(const BucketName& bucket) {
+  return bucket_locks_[std::hash<std::string_view>{}(bucket.view()) % kBucketStripes];
+}
+
+std::mutex& RocksIndex::KeyLock(const BucketName& bucket, const ObjectKey& key) {
+  const std::size_t h = std::hash<std::string_view>{}(bucket.view()) * 31 +
+                        std::hash<std::string_view>{}(key.view());
+  return key_locks_[h % kKeyStripes];
+}
+
+Result<bool> RocksIndex::BucketExists(const BucketName& name) {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), buckets_, name.str(), &value);
+  if (s.IsNotFound()) {
+    return false;
+  }
+  if (!s.ok()) {
+    return FromStatus(s, "read bucket");
+  }
+  return true;
+}
+
+Result<void> RocksIndex::CreateBucket(const BucketRecord& bucket) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(bucket.name));
+  return Guarded("create bucket", [&]() -> Result<void> {
+    std::unique_lock lock(BucketLock(bucket.name));
+    auto exists = BucketExists(bucket.name);
+    if (!exists.ok()) {
+      return std::move(exists).error();
+    }
+    if (*exists) {
+      return Error(ErrorCode::kAlreadyExists, "bucket " + bucket.name.str() + " exists");
+    }
+    rocksdb::WriteBatch batch;
+    rocksdb::Status s = batch.Put(buckets_, bucket.name.str(), EncodeBucket(bucket));
+    if (s.ok()) {
+      rocksdb::WriteOptions wo;
+      wo.sync = options_.sync;
+      s = db_->Write(wo, &batch);
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "create bucket");
+    }
+    return Ok();
+  });
+}
+
+Result<BucketRecord> RocksIndex::GetBucket(const BucketName& name) {
+  return Guarded("get bucket", [&]() -> Result<BucketRecord> {
+    std::string value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), buckets_, name.str(), &value);
+    if (s.IsNotFound()) {
+      return Error(ErrorCode::kNotFound, "no bucket " + name.str());
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "get bucket");
+    }
+    return DecodeBucket(value);
+  });
+}
+
+Result<void> RocksIndex::DeleteBucket(const BucketName& name) {
+  return Guarded("delete bucket", [&]() -> Result<void> {
+    std::unique_lock lock(BucketLock(name));
+    auto exists = BucketExists(name);
+    if (!exists.ok()) {
+      return std::move(exists).error();
+    }
+    if (!*exists) {
+      return Error(ErrorCode::kNoSuchBucket, "no bucket " + name.str());
+    }
+    // Empty? Object writers hold this stripe shared, so nothing can appear meanwhile.
+    const std::string prefix = ObjectBucketPrefix(name.view());
+    const std::string upper = PrefixSuccessor(prefix);
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    ro.prefix_same_as_start = true;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, objects_));
+    it->Seek(prefix);
+    if (it->Valid()) {
+      return Error(ErrorCode::kBucketNotEmpty, "bucket " + name.str() + " is not empty");
+    }
+    if (!it->status().ok()) {
+      return FromStatus(it->status(), "delete bucket");
+    }
+    rocksdb::WriteBatch batch;
+    rocksdb::Status s = batch.Delete(buckets_, name.str());
+    if (s.ok()) {
+      rocksdb::WriteOptions wo;
+      wo.sync = options_.sync;
+      s = db_->Write(wo, &batch);
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "delete bucket");
+    }
+    return Ok();
+  });
+}
+
+Result<std::vector<BucketRecord>> RocksIndex::ListBuckets() {
+  return Guarded("list buckets", [&]() -> Result<std::vector<BucketRecord>> {
+    std::vector<BucketRecord> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), buckets_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      auto record = DecodeBucket(View(it->value()));
+      if (!record.ok()) {
+        return std::move(record).error();
+      }
+      out.push_back(std::move(record).value());
+    }
+    if (!it->status().ok()) {
+      return FromStatus(it->status(), "list buckets");
+    }
+    return out;
+  });
+}
+
+Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindCurrent(const BucketName& bucket,
+                                                                     const ObjectKey& key) {
+  const std::string prefix = ObjectKeyPrefix(bucket.view(), key.view());
+  const std::string upper = PrefixSuccessor(prefix);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  ro.prefix_same_as_start = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, objects_));
+  it->Seek(prefix);
+  if (!it->Valid()) {
+    if (!it->status().ok()) {
+      return FromStatus(it->status(), "read object");
+    }
+    return std::optional<CurrentRow>();
+  }
+  // Rows of this key: prefix followed by exactly the 8-byte inverted sequence.
+  if (!StartsWith(it->key(), prefix) || it->key().size() != prefix.size() + 8) {
+    return Error(ErrorCode::kCorruption, "malformed object row key");
+  }
+  auto record = DecodeObject(View(it->value()));
+  if (!record.ok()) {
+    return std::move(record).error();
+  }
+  CurrentRow row{it->key().ToString(), std::move(record).value()};
+  row.record.bucket = bucket;
+  row.record.key = key;
+  return std::optional<CurrentRow>(std::move(row));
+}
+
+Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& object) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(object.bucket));
+  STRATA_RETURN_IF_ERROR(CheckObjectKey(object.key));
+  return Guarded("put object", [&]() -> Result<std::optional<ObjectRecord>> {
+    std::shared_lock bucket_lock(BucketLock(object.bucket));
+    std::lock_guard key_lock(KeyLock(object.bucket, object.key));
+    auto exists = BucketExists(object.bucket);
+    if (!exists.ok()) {
+      return std::move(exists).error();
+    }
+    if (!*exists) {
+      return Error(ErrorCode::kNoSuchBucket, "no bucket " + object.bucket.str());
+    }
+    auto current = FindCurrent(object.bucket, object.key);
+    if (!current.ok()) {
+      return std::move(current).error();
+    }
+    // Unversioned: the new row replaces the current one. Each committed write advances
+    // RocksDB's sequence, so under the key lock every new row sorts before the old.
+    const std::uint64_t sequence = db_->GetLatestSequenceNumber() + 1;
+    rocksdb::WriteBatch batch;
+    rocksdb::Status s;
+    if (current->has_value()) {
+      s = batch.Delete(objects_, (*current)->row_key);
+    }
+    if (s.ok()) {
+      s = batch.Put(objects_, ObjectRowKey(object.bucket.view(), object.key.view(), sequence),
+                    EncodeObject(object));
+    }
+    if (s.ok()) {
+      rocksdb::WriteOptions wo;
+      wo.sync = options_.sync;
+      s = db_->Write(wo, &batch);
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "put object");
+    }
+    if (!current->has_value()) {
+      return std::optional<ObjectRecord>();
+    }
+    return std::optional<ObjectRecord>(std::move((*current)->record));
+  });
+}
+
+Result<ObjectRecord> RocksIndex::GetObject(const BucketName& bucket, const ObjectKey& key) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
+  STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
+  return Guarded("get object", [&]() -> Result<ObjectRecord> {
+    auto current = FindCurrent(bucket, key);
+    if (!current.ok()) {
+      return std::move(current).error();
+    }
+    if (!current->has_value()) {
+      return Error(ErrorCode::kNotFound, "no key " + key.str());
+    }
+    return std::move((*current)->record);
+  });
+}
+
+Result<std::optional<ObjectRecord>> RocksIndex::DeleteObject(const BucketName& bucket,
+                                                             const ObjectKey& key) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
+  STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
+  return Guarded("delete object", [&]() -> Result<std::optional<ObjectRecord>> {
+    std::shared_lock bucket_lock(BucketLock(bucket));
+    std::lock_guard key_lock(KeyLock(bucket, key));
+    auto exists = BucketExists(bucket);
+    if (!exists.ok()) {
+      return std::move(exists).error();
+    }
+    if (!*exists) {
+      return Error(ErrorCode::kNoSuchBucket, "no bucket " + bucket.str());
+    }
+    auto current = FindCurrent(bucket, key);
+    if (!current.ok()) {
+      return std::move(current).error();
+    }
+    if (!current->has_value()) {
+      return std::optional<ObjectRecord>();
+    }
+    rocksdb::WriteBatch batch;
+    rocksdb::Status s = batch.Delete(objects_, (*current)->row_key);
+    if (s.ok()) {
+      rocksdb::WriteOptions wo;
+      wo.sync = options_.sync;
+      s = db_->Write(wo, &batch);
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "delete object");
+    }
+    return std::optional<ObjectRecord>(std::move((*current)->record));
+  });
+}
+
+Result<ListObjectsPage> RocksIndex::ListObjects(const BucketName& bucket,
+                                                const std::string& prefix,
+                                                const std::string& start_after,
+                                                std::size_t max_keys) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
+  return Guarded("list objects", [&]() -> Result<ListObjectsPage> {
+    auto exists = BucketExists(bucket);
+    if (!exists.ok()) {
+      return std::move(exists).error();
+    }
+    if (!*exists) {
+      return Error(ErrorCode::kNoSuchBucket, "no bucket " + bucket.str());
+    }
+    ListObjectsPage page;
+    if (max_keys == 0) {
+      return page;
+    }
+    const std::string bucket_prefix = ObjectBucketPrefix(bucket.view());
+    const std::string scan_prefix = bucket_prefix + prefix;
+    std::string seek = scan_prefix;
+    if (!start_after.empty()) {
+      // Keys never contain 0x00, so the first key after start_after is start_after 0x01:
+      // seeking there skips start_after's own rows.
+      std::string after = bucket_prefix + start_after + '\x01';
+      seek = std::max(seek, after);
+    }
+    const std::string upper = PrefixSuccessor(scan_prefix);
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    ro.prefix_same_as_start = true;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, objects_));
+    std::string last_key;
+    bool have_last = false;
+    for (it->Seek(seek); it->Valid(); it->Next()) {
+      if (!StartsWith(it->key(), scan_prefix)) {
+        break;
+      }
+      auto parsed = ParseObjectRowKey(View(it->key()));
+      if (!parsed || parsed->bucket != bucket.view()) {
+        return Error(ErrorCode::kCorruption, "malformed object row key");
+      }
+      if (have_last && parsed->key == last_key) {
+        continue;  // an older version of the key just listed
+      }
+      if (page.objects.size() == max_keys) {
+        page.truncated = true;
+        break;
+      }
+      auto record = DecodeObject(View(it->value()));
+      if (!record.ok()) {
+        return std::move(record).error();
+      }
+      last_key.assign(parsed->key);
+      have_last = true;
+      record->bucket = bucket;
+      record->key = ObjectKey(last_key);
+      page.objects.push_back(std::move(record).value());
+    }
+    if (!it->status().ok()) {
+      return FromStatus(it->status(), "list objects");
+    }
+    return page;
+  });
+}
+
+Result<void> RocksIndex::PutUser(const UserRecord& user) {
+  if (user.access_key.empty()) {
+    return Error(ErrorCode::kInvalidArgument, "empty access key");
+  }
+  return Guarded("put user", [&]() -> Result<void> {
+    std::lock_guard lock(users_lock_);
+    rocksdb::WriteOptions wo;
+    wo.sync = options_.sync;
+    rocksdb::Status s = db_->Put(wo, users_, user.access_key, EncodeUser(user));
+    if (!s.ok()) {
+      return FromStatus(s, "put user");
+    }
+    return Ok();
+  });
+}
+
+Result<UserRecord> RocksIndex::GetUser(const std::string& access_key) {
+  return Guarded("get user", [&]() -> Result<UserRecord> {
+    std::string value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), users_, access_key, &value);
+    if (s.IsNotFound()) {
+      return Error(ErrorCode::kNotFound, "no user " + access_key);
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "get user");
+    }
+    return DecodeUser(value);
+  });
+}
+
+Result<void> RocksIndex::DeleteUser(const std::string& access_key) {
+  return Guarded("delete user", [&]() -> Result<void> {
+    std::lock_guard lock(users_lock_);
+    std::string value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), users_, access_key, &value);
+    if (s.IsNotFound()) {
+      return Error(ErrorCode::kNotFound, "no user " + access_key);
+    }
+    if (s.ok()) {
+      rocksdb::WriteOptions wo;
+      wo.sync = options_.sync;
+      s = db_->Delete(wo, users_, access_key);
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "delete user");
+    }
+    return Ok();
+  });
+}
+
+Result<std::vector<UserRecord>> RocksIndex::ListUsers() {
+  return Guarded("list users", [&]() -> Result<std::vector<UserRecord>> {
+    std::vector<UserRecord> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), users_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      auto record = DecodeUser(View(it->value()));
+      if (!record.ok()) {
+        return std::move(record).error();
+      }
+      out.push_back(std::move(record).value());
+    }
+    if (!it->status().ok()) {
+      return FromStatus(it->status(), "list users");
+    }
+    return out;
+  });
+}
+
+}  // namespace strata::metadata

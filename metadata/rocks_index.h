@@ -1,0 +1,83 @@
+// RocksIndex: the Index on RocksDB (key schema: metadata/README.md).
+//
+// Column families: buckets, objects, users, multipart and queues (the last two are
+// created empty for later use). Writes are single WriteBatches. Writers of the same
+// (bucket, key) are serialised by striped mutexes; a bucket's existence check and the
+// writes that depend on it hold that bucket's stripe of a shared_mutex (shared for object
+// writes, exclusive for bucket creation and deletion), so no object is ever committed
+// into a bucket that is concurrently being deleted. Thread-safe.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "metadata/index.h"
+
+namespace rocksdb {
+class ColumnFamilyHandle;
+class DB;
+}  // namespace rocksdb
+
+namespace strata::metadata {
+
+class RocksIndex final : public Index {
+ public:
+  static Result<std::unique_ptr<RocksIndex>> OpenRocks(const std::string& dir,
+                                                       IndexOptions options);
+  ~RocksIndex() override;
+  RocksIndex(const RocksIndex&) = delete;
+  RocksIndex& operator=(const RocksIndex&) = delete;
+
+  Result<void> CreateBucket(const BucketRecord& bucket) override;
+  Result<BucketRecord> GetBucket(const BucketName& name) override;
+  Result<void> DeleteBucket(const BucketName& name) override;
+  Result<std::vector<BucketRecord>> ListBuckets() override;
+
+  Result<std::optional<ObjectRecord>> PutObject(const ObjectRecord& object) override;
+  Result<ObjectRecord> GetObject(const BucketName& bucket, const ObjectKey& key) override;
+  Result<std::optional<ObjectRecord>> DeleteObject(const BucketName& bucket,
+                                                   const ObjectKey& key) override;
+  Result<ListObjectsPage> ListObjects(const BucketName& bucket, const std::string& prefix,
+                                      const std::string& start_after,
+                                      std::size_t max_keys) override;
+
+  Result<void> PutUser(const UserRecord& user) override;
+  Result<UserRecord> GetUser(const std::string& access_key) override;
+  Result<void> DeleteUser(const std::string& access_key) override;
+  Result<std::vector<UserRecord>> ListUsers() override;
+
+ private:
+  static constexpr std::size_t kBucketStripes = 64;
+  static constexpr std::size_t kKeyStripes = 256;
+
+  RocksIndex(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
+             IndexOptions options);
+
+  std::shared_mutex& BucketLock(const BucketName& bucket);
+  std::mutex& KeyLock(const BucketName& bucket, const ObjectKey& key);
+
+  Result<bool> BucketExists(const BucketName& name);
+  // The current version of bucket/key, if any, with its row key.
+  struct CurrentRow {
+    std::string row_key;
+    ObjectRecord record;
+  };
+  Result<std::optional<CurrentRow>> FindCurrent(const BucketName& bucket, const ObjectKey& key);
+
+  rocksdb::DB* db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // all open CFs, owned
+  rocksdb::ColumnFamilyHandle* buckets_ = nullptr;
+  rocksdb::ColumnFamilyHandle* objects_ = nullptr;
+  rocksdb::ColumnFamilyHandle* users_ = nullptr;
+  IndexOptions options_;
+
+  std::array<std::shared_mutex, kBucketStripes> bucket_locks_;
+  std::array<std::mutex, kKeyStripes> key_locks_;
+  std::mutex users_lock_;
+};
+
+}  // namespace strata::metadata

@@ -1,0 +1,200 @@
+#include "metadata/codec.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <random>
+
+#include "metadata/keys.h"
+
+namespace strata::metadata {
+namespace {
+
+ObjectRecord SampleObject() {
+  ObjectRecord o;
+  o.bucket = BucketName("b");
+  o.key = ObjectKey("k");
+  o.version_id = VersionId("null");
+  o.size = 123456789012ULL;
+  o.etag = "0123456789abcdef0123456789abcdef";
+  o.last_modified_ms = 1'700'000'000'123;
+  o.content_type = "application/octet-stream";
+  o.system_metadata = {{"cache-control", "no-cache"}, {"content-encoding", "gzip"}};
+  o.user_metadata = {{"a", "1"}, {"empty", ""}, {"binary", std::string("\0\xff", 2)}};
+  o.storage_class = "STANDARD_IA";
+  o.checksums = {{"CRC64NVME", "AAAAAAAAAAA="}, {"SHA256", "abc="}};
+  o.placements = {{"hot", "0123abcd"}, {"cold", "s3://x/y"}};
+  return o;
+}
+
+TEST(CodecTest, VarintRoundTrip) {
+  const std::uint64_t values[] = {0,       1,       127,     128,
+                                  16383,   16384,   1ULL << 35,
+                                  std::numeric_limits<std::uint64_t>::max()};
+  const std::int64_t signed_values[] = {0, 1, -1, 63, -64, 1LL << 40, -(1LL << 40),
+                                        std::numeric_limits<std::int64_t>::max(),
+                                        std::numeric_limits<std::int64_t>::min()};
+  Encoder e;
+  for (auto v : values) {
+    e.PutVarint(v);
+  }
+  for (auto v : signed_values) {
+    e.PutSignedVarint(v);
+  }
+  const std::string bytes = std::move(e).Finish();
+  Decoder d(bytes);
+  for (auto v : values) {
+    std::uint64_t got = 0;
+    ASSERT_TRUE(d.GetVarint(&got));
+    EXPECT_EQ(got, v);
+  }
+  for (auto v : signed_values) {
+    std::int64_t got = 0;
+    ASSERT_TRUE(d.GetSignedVarint(&got));
+    EXPECT_EQ(got, v);
+  }
+  EXPECT_TRUE(d.done());
+}
+
+TEST(CodecTest, OverlongVarintFails) {
+  std::string eleven(11, '\x80');
+  Decoder d(eleven);
+  std::uint64_t v = 0;
+  EXPECT_FALSE(d.GetVarint(&v));
+  std::string too_big(9, '\xff');
+  too_big.push_back('\x02');  // 10th byte may only be 0 or 1
+  Decoder d2(too_big);
+  EXPECT_FALSE(d2.GetVarint(&v));
+}
+
+TEST(CodecTest, ObjectRoundTrip) {
+  const ObjectRecord o = SampleObject();
+  auto decoded = DecodeObject(EncodeObject(o));
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_TRUE(decoded->bucket.empty());
+  EXPECT_TRUE(decoded->key.empty());
+  EXPECT_EQ(decoded->version_id, o.version_id);
+  EXPECT_EQ(decoded->size, o.size);
+  EXPECT_EQ(decoded->etag, o.etag);
+  EXPECT_EQ(decoded->last_modified_ms, o.last_modified_ms);
+  EXPECT_EQ(decoded->content_type, o.content_type);
+  EXPECT_EQ(decoded->system_metadata, o.system_metadata);
+  EXPECT_EQ(decoded->user_metadata, o.user_metadata);
+  EXPECT_EQ(decoded->storage_class, o.storage_class);
+  EXPECT_EQ(decoded->checksums, o.checksums);
+  ASSERT_EQ(decoded->placements.size(), 2u);
+  EXPECT_EQ(decoded->placements[1].tier, "cold");
+  EXPECT_EQ(decoded->placements[1].location, "s3://x/y");
+}
+
+TEST(CodecTest, BucketAndUserRoundTrip) {
+  BucketRecord b{BucketName("my-bucket"), "AKIA", -5, "eu-west-1"};
+  auto db = DecodeBucket(EncodeBucket(b));
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(db->name, b.name);
+  EXPECT_EQ(db->owner, b.owner);
+  EXPECT_EQ(db->created_ms, b.created_ms);
+  EXPECT_EQ(db->region, b.region);
+
+  UserRecord u{"ak", "sk", true, 42};
+  auto du = DecodeUser(EncodeUser(u));
+  ASSERT_TRUE(du.ok());
+  EXPECT_EQ(du->access_key, "ak");
+  EXPECT_EQ(du->secret_key, "sk");
+  EXPECT_TRUE(du->admin);
+  EXPECT_EQ(du->created_ms, 42);
+}
+
+TEST(CodecTest, EveryTruncationIsCorruption) {
+  const std::string full = EncodeObject(SampleObject());
+  for (std::size_t n = 0; n < full.size(); ++n) {
+    auto r = DecodeObject(std::string_view(full).substr(0, n));
+    ASSERT_FALSE(r.ok()) << "prefix of " << n << " bytes decoded";
+    EXPECT_EQ(r.error().code, ErrorCode::kCorruption);
+  }
+  const std::string bucket = EncodeBucket({BucketName("abc"), "o", 1, ""});
+  for (std::size_t n = 0; n < bucket.size(); ++n) {
+    EXPECT_FALSE(DecodeBucket(std::string_view(bucket).substr(0, n)).ok());
+  }
+  const std::string user = EncodeUser({"a", "b", false, 1});
+  for (std::size_t n = 0; n < user.size(); ++n) {
+    EXPECT_FALSE(DecodeUser(std::string_view(user).substr(0, n)).ok());
+  }
+}
+
+TEST(CodecTest, TrailingBytesAndUnknownFormatAreCorruption) {
+  std::string full = EncodeObject(SampleObject());
+  EXPECT_EQ(DecodeObject(full + "x").error().code, ErrorCode::kCorruption);
+  std::string future = full;
+  future[0] = static_cast<char>(kObjectFormat + 1);
+  EXPECT_EQ(DecodeObject(future).error().code, ErrorCode::kCorruption);
+  future[0] = 0;
+  EXPECT_EQ(DecodeObject(future).error().code, ErrorCode::kCorruption);
+}
+
+TEST(CodecTest, HugeCountsDoNotAllocate) {
+  Encoder e;
+  e.PutByte(kObjectFormat);
+  e.PutString("null");
+  e.PutVarint(1);
+  e.PutString("etag");
+  e.PutSignedVarint(0);
+  e.PutString("");
+  e.PutVarint(std::numeric_limits<std::uint64_t>::max());  // system_metadata count
+  auto r = DecodeObject(std::move(e).Finish());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kCorruption);
+
+  Encoder s;
+  s.PutByte(kBucketFormat);
+  s.PutVarint(1ULL << 60);  // string length far beyond the input
+  EXPECT_FALSE(DecodeBucket(std::move(s).Finish()).ok());
+}
+
+TEST(CodecTest, RandomGarbageNeverCrashes) {
+  std::mt19937_64 rng(1234);
+  const std::string valid = EncodeObject(SampleObject());
+  for (int i = 0; i < 20000; ++i) {
+    std::string buf;
+    if (i % 2 == 0) {
+      buf.resize(rng() % 64);
+      for (auto& c : buf) {
+        c = static_cast<char>(rng());
+      }
+    } else {
+      buf = valid;  // flip a few bytes of a valid record
+      for (int j = 0; j < 3; ++j) {
+        buf[rng() % buf.size()] = static_cast<char>(rng());
+      }
+    }
+    (void)DecodeObject(buf);
+    (void)DecodeBucket(buf);
+    (void)DecodeUser(buf);
+    (void)ParseObjectRowKey(buf);
+  }
+}
+
+TEST(KeysTest, VersionsSortNewestFirstAndKeysInOrder) {
+  const std::string older = ObjectRowKey("b", "k", 5);
+  const std::string newer = ObjectRowKey("b", "k", 6);
+  EXPECT_LT(newer, older);
+  // "k" and all its versions sort before "k!" and after "j~".
+  EXPECT_LT(older, ObjectRowKey("b", "k!", 1000));
+  EXPECT_LT(ObjectRowKey("b", "j~", 0), newer);
+  // Bucket boundaries: "b" rows come before "b-" and "ba" rows.
+  EXPECT_LT(ObjectRowKey("b", "\xff\xff", 0), ObjectRowKey("b-", "a", 0));
+  EXPECT_EQ(ObjectRowKey("b", "k", 7).substr(0, ObjectKeyPrefix("b", "k").size()),
+            ObjectKeyPrefix("b", "k"));
+
+  const std::string row = ObjectRowKey("bucket", "a/b/c", 42);
+  auto parsed = ParseObjectRowKey(row);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->bucket, "bucket");
+  EXPECT_EQ(parsed->key, "a/b/c");
+  EXPECT_EQ(parsed->sequence, 42u);
+  EXPECT_FALSE(ParseObjectRowKey("short").has_value());
+  EXPECT_FALSE(ParseObjectRowKey(std::string("nozero-at-all-here")).has_value());
+}
+
+}  // namespace
+}  // namespace strata::metadata

@@ -1,0 +1,331 @@
+#include "metadata/rocks_index.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+namespace strata::metadata {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RocksIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = fs::temp_directory_path() /
+           ("strata-index-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    fs::create_directories(dir_);
+    Reopen();
+  }
+  void TearDown() override {
+    index_.reset();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void Reopen() {
+    index_.reset();
+    auto opened = Index::Open(dir_.string(), IndexOptions{.sync = false});
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    index_ = std::move(opened).value();
+  }
+  void MakeBucket(const std::string& name, const std::string& owner = "alice") {
+    ASSERT_TRUE(index_->CreateBucket({BucketName(name), owner, 1000, ""}).ok());
+  }
+  static ObjectRecord Obj(const std::string& bucket, const std::string& key,
+                          const std::string& etag = "e") {
+    ObjectRecord o;
+    o.bucket = BucketName(bucket);
+    o.key = ObjectKey(key);
+    o.version_id = VersionId("null");
+    o.etag = etag;
+    o.size = etag.size();
+    o.placements = {{"hot", "id-" + etag}};
+    return o;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Index> index_;
+};
+
+TEST_F(RocksIndexTest, BucketCrud) {
+  MakeBucket("b1", "alice");
+  MakeBucket("a0", "bob");
+  auto dup = index_->CreateBucket({BucketName("b1"), "bob", 2, ""});
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, ErrorCode::kAlreadyExists);
+
+  auto got = index_->GetBucket(BucketName("b1"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->owner, "alice");
+  EXPECT_EQ(got->created_ms, 1000);
+  EXPECT_EQ(index_->GetBucket(BucketName("zz")).error().code, ErrorCode::kNotFound);
+
+  auto list = index_->ListBuckets();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].name.str(), "a0");
+  EXPECT_EQ((*list)[1].name.str(), "b1");
+
+  ASSERT_TRUE(index_->DeleteBucket(BucketName("b1")).ok());
+  EXPECT_EQ(index_->DeleteBucket(BucketName("b1")).error().code, ErrorCode::kNoSuchBucket);
+  EXPECT_EQ(index_->GetBucket(BucketName("b1")).error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(RocksIndexTest, ObjectCrud) {
+  MakeBucket("b");
+  auto none = index_->PutObject(Obj("b", "k", "v1"));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
+  auto got = index_->GetObject(BucketName("b"), ObjectKey("k"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->etag, "v1");
+  EXPECT_EQ(got->bucket.str(), "b");
+  EXPECT_EQ(got->key.str(), "k");
+  EXPECT_EQ(got->placements.at(0).location, "id-v1");
+
+  auto replaced = index_->PutObject(Obj("b", "k", "v2"));
+  ASSERT_TRUE(replaced.ok());
+  ASSERT_TRUE(replaced->has_value());
+  EXPECT_EQ((*replaced)->etag, "v1");
+  EXPECT_EQ((*replaced)->key.str(), "k");
+  EXPECT_EQ(index_->GetObject(BucketName("b"), ObjectKey("k"))->etag, "v2");
+
+  auto deleted = index_->DeleteObject(BucketName("b"), ObjectKey("k"));
+  ASSERT_TRUE(deleted.ok());
+  ASSERT_TRUE(deleted->has_value());
+  EXPECT_EQ((*deleted)->etag, "v2");
+  EXPECT_EQ(index_->GetObject(BucketName("b"), ObjectKey("k")).error().code,
+            ErrorCode::kNotFound);
+  auto again = index_->DeleteObject(BucketName("b"), ObjectKey("k"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->has_value());
+}
+
+TEST_F(RocksIndexTest, ObjectErrors) {
+  EXPECT_EQ(index_->PutObject(Obj("nobucket", "k")).error().code, ErrorCode::kNoSuchBucket);
+  EXPECT_EQ(index_->DeleteObject(BucketName("nobucket"), ObjectKey("k")).error().code,
+            ErrorCode::kNoSuchBucket);
+  EXPECT_EQ(index_->ListObjects(BucketName("nobucket"), "", "", 10).error().code,
+            ErrorCode::kNoSuchBucket);
+  MakeBucket("b");
+  EXPECT_EQ(index_->PutObject(Obj("b", std::string("a\0b", 3))).error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(index_->PutObject(Obj("b", "")).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(RocksIndexTest, ListObjectsOrderPrefixStartAfterAndPaging) {
+  MakeBucket("b");
+  MakeBucket("b-other");
+  MakeBucket("a");
+  const std::vector<std::string> keys = {"photos/2024/b.jpg", "photos/2024/a.jpg", "docs/x",
+                                         "photos/2023/z.jpg", "photos",  "photos0", "zeta",
+                                         "\xc3\xa9t\xc3\xa9",  "\x01low"};
+  for (const auto& k : keys) {
+    ASSERT_TRUE(index_->PutObject(Obj("b", k)).ok());
+  }
+  ASSERT_TRUE(index_->PutObject(Obj("b-other", "photos/2024/c.jpg")).ok());
+  ASSERT_TRUE(index_->PutObject(Obj("a", "photos/0")).ok());
+  // Overwrites must not produce duplicates.
+  ASSERT_TRUE(index_->PutObject(Obj("b", "photos/2024/a.jpg", "v2")).ok());
+
+  auto all = index_->ListObjects(BucketName("b"), "", "", 1000);
+  ASSERT_TRUE(all.ok());
+  std::vector<std::string> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::string> listed;
+  for (const auto& o : all->objects) {
+    listed.push_back(o.key.str());
+    EXPECT_EQ(o.bucket.str(), "b");
+  }
+  EXPECT_EQ(listed, sorted);
+  EXPECT_FALSE(all->truncated);
+
+  auto photos = index_->ListObjects(BucketName("b"), "photos/", "", 1000);
+  ASSERT_TRUE(photos.ok());
+  ASSERT_EQ(photos->objects.size(), 3u);
+  EXPECT_EQ(photos->objects[0].key.str(), "photos/2023/z.jpg");
+  EXPECT_EQ(photos->objects[1].key.str(), "photos/2024/a.jpg");
+  EXPECT_EQ(photos->objects[1].etag, "v2");
+  EXPECT_EQ(photos->objects[2].key.str(), "photos/2024/b.jpg");
+
+  auto after = index_->ListObjects(BucketName("b"), "photos/", "photos/2024/a.jpg", 1000);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->objects.size(), 1u);
+  EXPECT_EQ(after->objects[0].key.str(), "photos/2024/b.jpg");
+
+  // start_after before the prefix range, and after it.
+  auto before = index_->ListObjects(BucketName("b"), "photos/", "a", 1000);
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->objects.size(), 3u);
+  auto past = index_->ListObjects(BucketName("b"), "photos/", "q", 1000);
+  ASSERT_TRUE(past.ok());
+  EXPECT_TRUE(past->objects.empty());
+
+  // Paging through everything two at a time yields the same sequence.
+  std::vector<std::string> paged;
+  std::string marker;
+  for (int guard = 0; guard < 100; ++guard) {
+    auto page = index_->ListObjects(BucketName("b"), "", marker, 2);
+    ASSERT_TRUE(page.ok());
+    for (const auto& o : page->objects) {
+      paged.push_back(o.key.str());
+    }
+    if (!page->truncated) {
+      break;
+    }
+    ASSERT_EQ(page->objects.size(), 2u);
+    marker = page->objects.back().key.str();
+  }
+  EXPECT_EQ(paged, sorted);
+
+  auto exact = index_->ListObjects(BucketName("b"), "", "", sorted.size());
+  ASSERT_TRUE(exact.ok());
+  EXPECT_FALSE(exact->truncated);
+  auto zero = index_->ListObjects(BucketName("b"), "", "", 0);
+  ASSERT_TRUE(zero.ok());
+  EXPECT_TRUE(zero->objects.empty());
+}
+
+TEST_F(RocksIndexTest, DeleteBucketRefusesNonEmpty) {
+  MakeBucket("b");
+  MakeBucket("b0");
+  ASSERT_TRUE(index_->PutObject(Obj("b0", "k")).ok());
+  ASSERT_TRUE(index_->PutObject(Obj("b", "k")).ok());
+  EXPECT_EQ(index_->DeleteBucket(BucketName("b")).error().code, ErrorCode::kBucketNotEmpty);
+  ASSERT_TRUE(index_->DeleteObject(BucketName("b"), ObjectKey("k")).ok());
+  // A neighbour bucket whose name extends this one does not count.
+  ASSERT_TRUE(index_->DeleteBucket(BucketName("b")).ok());
+  EXPECT_EQ(index_->PutObject(Obj("b", "k")).error().code, ErrorCode::kNoSuchBucket);
+  EXPECT_TRUE(index_->GetObject(BucketName("b0"), ObjectKey("k")).ok());
+}
+
+TEST_F(RocksIndexTest, ReopenKeepsData) {
+  MakeBucket("b");
+  ASSERT_TRUE(index_->PutObject(Obj("b", "k", "v1")).ok());
+  ASSERT_TRUE(index_->PutObject(Obj("b", "k", "v2")).ok());
+  ASSERT_TRUE(index_->PutUser({"ak", "sk", true, 7}).ok());
+  Reopen();
+  EXPECT_TRUE(index_->GetBucket(BucketName("b")).ok());
+  auto got = index_->GetObject(BucketName("b"), ObjectKey("k"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->etag, "v2");
+  EXPECT_EQ(index_->GetUser("ak")->secret_key, "sk");
+  // Overwrite after reopen still replaces (sequence keeps growing across restarts).
+  auto replaced = index_->PutObject(Obj("b", "k", "v3"));
+  ASSERT_TRUE(replaced.ok());
+  ASSERT_TRUE(replaced->has_value());
+  EXPECT_EQ((*replaced)->etag, "v2");
+  EXPECT_EQ(index_->ListObjects(BucketName("b"), "", "", 10)->objects.size(), 1u);
+}
+
+TEST_F(RocksIndexTest, SecondOpenOfSameDirIsUnavailable) {
+  auto second = Index::Open(dir_.string(), IndexOptions{});
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
+}
+
+TEST_F(RocksIndexTest, Users) {
+  ASSERT_TRUE(index_->PutUser({"b", "s2", false, 1}).ok());
+  ASSERT_TRUE(index_->PutUser({"a", "s1", true, 2}).ok());
+  auto users = index_->ListUsers();
+  ASSERT_TRUE(users.ok());
+  ASSERT_EQ(users->size(), 2u);
+  EXPECT_EQ((*users)[0].access_key, "a");
+  EXPECT_TRUE((*users)[0].admin);
+  ASSERT_TRUE(index_->DeleteUser("a").ok());
+  EXPECT_EQ(index_->DeleteUser("a").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(index_->GetUser("a").error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(RocksIndexTest, ConcurrentPutsOnOneKeyReplaceEachRecordOnce) {
+  MakeBucket("b");
+  constexpr int kThreads = 6;
+  constexpr int kPerThread = 150;
+  std::vector<std::vector<std::string>> replaced(kThreads);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const std::string etag = std::to_string(t) + "-" + std::to_string(i);
+        auto r = (i % 10 == 9) ? index_->DeleteObject(BucketName("b"), ObjectKey("k"))
+                               : index_->PutObject(Obj("b", "k", etag));
+        if (!r.ok()) {
+          ++failures;
+        } else if (r->has_value()) {
+          replaced[t].push_back((*r)->etag);
+        }
+      }
+    });
+  }
+  for (auto& th : threads) {
+    th.join();
+  }
+  EXPECT_EQ(failures.load(), 0);
+  // Every record written is replaced (or deleted) exactly once, except the survivor.
+  std::multiset<std::string> seen;
+  for (const auto& v : replaced) {
+    seen.insert(v.begin(), v.end());
+  }
+  std::set<std::string> written;
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kPerThread; ++i) {
+      if (i % 10 != 9) {
+        written.insert(std::to_string(t) + "-" + std::to_string(i));
+      }
+    }
+  }
+  for (const auto& e : seen) {
+    EXPECT_EQ(seen.count(e), 1u) << e;
+    EXPECT_TRUE(written.count(e)) << e;
+  }
+  auto current = index_->GetObject(BucketName("b"), ObjectKey("k"));
+  std::size_t expected = written.size() - (current.ok() ? 1 : 0);
+  EXPECT_EQ(seen.size(), expected);
+  if (current.ok()) {
+    EXPECT_EQ(seen.count(current->etag), 0u);
+  }
+  auto listed = index_->ListObjects(BucketName("b"), "", "", 10);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->objects.size(), current.ok() ? 1u : 0u);
+}
+
+TEST_F(RocksIndexTest, DeleteBucketRacesPutObject) {
+  // Whatever the interleaving, a deleted bucket never holds an object, and a bucket
+  // holding an object is never deleted.
+  for (int round = 0; round < 40; ++round) {
+    const std::string name = "race" + std::to_string(round);
+    MakeBucket(name);
+    std::atomic<bool> put_ok{false};
+    std::atomic<bool> delete_ok{false};
+    std::thread putter([&] {
+      put_ok = index_->PutObject(Obj(name, "k")).ok();
+    });
+    std::thread deleter([&] {
+      auto r = index_->DeleteBucket(BucketName(name));
+      delete_ok = r.ok();
+      if (!r.ok()) {
+        EXPECT_EQ(r.error().code, ErrorCode::kBucketNotEmpty);
+      }
+    });
+    putter.join();
+    deleter.join();
+    EXPECT_NE(put_ok.load(), delete_ok.load());
+    if (delete_ok) {
+      EXPECT_FALSE(index_->GetBucket(BucketName(name)).ok());
+      EXPECT_FALSE(index_->GetObject(BucketName(name), ObjectKey("k")).ok());
+    } else {
+      EXPECT_TRUE(index_->GetObject(BucketName(name), ObjectKey("k")).ok());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata::metadata
