@@ -1,0 +1,152 @@
+#include "gateway/dispatch.h"
+
+#include <array>
+#include <chrono>
+
+#include "common/log.h"
+#include "gateway/error_table.h"
+#include "gateway/handlers/context.h"
+#include "gateway/xml.h"
+
+namespace strata::gateway {
+namespace {
+
+constexpr std::string_view kAdminPrefix = "/_strata/admin/";
+
+// Sub-resources S3 defines that strata does not implement yet: asking for one must not
+// silently fall through to a plain object or bucket operation.
+constexpr std::array<std::string_view, 36> kUnsupportedSubresources = {
+    "accelerate", "acl", "analytics", "attributes", "cors", "delete", "encryption",
+    "intelligent-tiering", "inventory", "legal-hold", "lifecycle", "logging", "metrics",
+    "notification", "object-lock", "ownershipControls", "partNumber", "policy",
+    "policyStatus", "publicAccessBlock", "replication", "requestPayment", "restore",
+    "retention", "select", "tagging", "torrent", "uploadId", "uploads", "versionId",
+    "versioning", "versions", "website", "renameObject", "session", "x-id-unused"};
+
+bool HasUnsupportedSubresource(const S3Target& target) {
+  for (auto name : kUnsupportedSubresources) {
+    if (target.HasParam(name)) return true;
+  }
+  return false;
+}
+
+Error NotImplemented() {
+  return Error(ErrorCode::kNotImplemented,
+               "A header or query you provided implies functionality that is not implemented");
+}
+
+Error MethodNotAllowed() {
+  return Error(ErrorCode::kMethodNotAllowed,
+               "The specified method is not allowed against this resource.");
+}
+
+HandlerResult Route(RequestContext& ctx) {
+  const auto& t = ctx.target;
+  auto verb = ctx.request().method();
+  if (t.raw_path.starts_with(kAdminPrefix) && !t.virtual_hosted) co_return co_await HandleAdmin(ctx);
+  if (HasUnsupportedSubresource(t)) co_return NotImplemented();
+  if (t.bucket.empty()) {
+    if (verb == http::verb::get) co_return co_await ListBuckets(ctx);
+    co_return MethodNotAllowed();
+  }
+  if (t.key.empty()) {
+    switch (verb) {
+      case http::verb::put: co_return co_await CreateBucket(ctx);
+      case http::verb::head: co_return co_await HeadBucket(ctx);
+      case http::verb::delete_: co_return co_await DeleteBucket(ctx);
+      case http::verb::get:
+        if (t.HasParam("location")) co_return co_await GetBucketLocation(ctx);
+        co_return co_await ListObjects(ctx);
+      case http::verb::post: co_return NotImplemented();
+      default: co_return MethodNotAllowed();
+    }
+  }
+  switch (verb) {
+    case http::verb::put:
+      if (!ctx.Header("x-amz-copy-source").empty()) co_return NotImplemented();
+      co_return co_await PutObject(ctx);
+    case http::verb::get:
+    case http::verb::head: co_return co_await GetObject(ctx);
+    case http::verb::delete_: co_return co_await DeleteObject(ctx);
+    case http::verb::post: co_return NotImplemented();
+    default: co_return MethodNotAllowed();
+  }
+}
+
+std::string ErrorXml(const Error& error, std::string_view s3code, const RequestContext* ctx,
+                     const std::string& request_id) {
+  XmlWriter xml("Error", false);
+  xml.Element("Code", s3code).Element("Message", error.message);
+  if (ctx != nullptr) {
+    if (!ctx->target.bucket.empty()) xml.Element("BucketName", ctx->target.bucket);
+    if (!ctx->target.key.empty()) xml.Element("Key", ctx->target.key);
+    xml.Element("Resource", ctx->target.raw_path);
+  }
+  xml.Element("RequestId", request_id);
+  return xml.Finish();
+}
+
+asio::awaitable<void> SendError(Exchange& exchange, const Error& error,
+                                const RequestContext* ctx) {
+  if (exchange.response_started()) {
+    // Too late for an error document: end the connection so the client sees a failure.
+    exchange.CloseAfterResponse();
+    co_return;
+  }
+  auto info = LookupS3Error(error.code);
+  ResponseHeader header;
+  header.result(info.status);
+  std::string body;
+  if (exchange.request().method() != http::verb::head) {
+    header.set(http::field::content_type, "application/xml");
+    body = ErrorXml(error, info.code, ctx, exchange.request_id());
+  }
+  if (error.code == ErrorCode::kUnavailable) header.set(http::field::retry_after, "1");
+  if (!exchange.body_complete() && info.status >= 500) exchange.CloseAfterResponse();
+  (void)co_await exchange.Send(std::move(header), std::move(body));
+}
+
+}  // namespace
+
+asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
+  auto started = std::chrono::steady_clock::now();
+  const auto& req = exchange.request();
+  auto host_it = req.find(http::field::host);
+  std::string_view host =
+      host_it == req.end() ? std::string_view() : std::string_view(host_it->value());
+
+  Result<void> outcome = Ok();
+  std::optional<RequestContext> ctx;
+  auto target = ParseS3Target(req.target(), host, services.config.server.domain);
+  if (!target.ok()) {
+    outcome = target.error();
+  } else {
+    ctx.emplace(RequestContext{exchange, services, std::move(*target), {}, {}});
+    auto& view = ctx->view;
+    view.method = req.method_string();
+    view.raw_path = ctx->target.raw_path;
+    view.raw_query = ctx->target.raw_query;
+    if (ctx->target.virtual_hosted) view.virtual_host_bucket = ctx->target.bucket;
+    for (const auto& field : req) view.headers.emplace_back(field.name_string(), field.value());
+    auto auth = services.verifier.Verify(view);
+    if (!auth.ok()) {
+      outcome = auth.error();
+    } else {
+      ctx->auth = std::move(*auth);
+      outcome = co_await Route(*ctx);
+    }
+  }
+  if (!outcome.ok()) co_await SendError(exchange, outcome.error(), ctx ? &*ctx : nullptr);
+
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::steady_clock::now() - started)
+                    .count();
+  spdlog::info(
+      "request id={} remote={} method={} bucket=\"{}\" key=\"{}\" status={} in={} out={} us={}{}{}",
+      exchange.request_id(), exchange.remote_address(), std::string_view(req.method_string()),
+      ctx ? ctx->target.bucket : "", ctx ? ctx->target.key : "", exchange.status(),
+      exchange.bytes_in(), exchange.bytes_out(), micros, outcome.ok() ? "" : " error=",
+      outcome.ok() ? "" : std::string(LookupS3Error(outcome.error().code).code));
+}
+
+}  // namespace strata::gateway

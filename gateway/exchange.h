@@ -1,0 +1,54 @@
+// Exchange: one HTTP request and its response, as the handlers see it. The session owns
+// the connection and implements this for plain TCP and for TLS, so handlers are written
+// once and never learn which stream carries them. Used only on the connection's thread.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/fields.hpp>
+#include <boost/beast/http/message.hpp>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+
+namespace strata::gateway {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+using RequestHeader = http::request_header<>;
+using ResponseHeader = http::response_header<>;
+
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+
+  virtual const RequestHeader& request() const = 0;
+  virtual const std::string& request_id() const = 0;
+  virtual std::string_view remote_address() const = 0;
+
+  // Reads the next body bytes into `buf` (sending "100 Continue" first when the client
+  // asked for it). Returns the count, 0 once the body is complete. Errors:
+  // kIncompleteBody (client closed early), kRequestTimeout (client went quiet).
+  virtual asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) = 0;
+  virtual bool body_complete() const = 0;
+
+  // Sends a response header announcing `content_length` body bytes, then SendBody for
+  // them. The exchange adds x-amz-request-id, Date, Server and Connection.
+  virtual asio::awaitable<Result<void>> SendHeader(ResponseHeader header,
+                                                   std::uint64_t content_length) = 0;
+  virtual asio::awaitable<Result<void>> SendBody(std::string_view data) = 0;
+  // A whole small response in one call.
+  virtual asio::awaitable<Result<void>> Send(ResponseHeader header, std::string body) = 0;
+
+  virtual bool response_started() const = 0;
+  virtual unsigned status() const = 0;  // of the response sent; 0 before
+  virtual std::uint64_t bytes_in() const = 0;   // body bytes read
+  virtual std::uint64_t bytes_out() const = 0;  // body bytes sent
+  // Forbids keep-alive after this exchange (the connection's state is no longer known).
+  virtual void CloseAfterResponse() = 0;
+};
+
+}  // namespace strata::gateway

@@ -1,0 +1,124 @@
+// The admin API that strata-admin talks to, under /_strata/admin/ (no bucket name can
+// start with '_', so it never shadows S3). JSON in and out; admin users only.
+//   GET    /_strata/admin/users              -> [{"access_key":..,"admin":..,"created":..}]
+//   PUT    /_strata/admin/users/<key>[?admin=true]  -> {"access_key":..,"secret_key":..}
+//   DELETE /_strata/admin/users/<key>
+#include <openssl/rand.h>
+
+#include "gateway/handlers/context.h"
+#include "gateway/http_time.h"
+#include "gateway/offload.h"
+
+namespace strata::gateway {
+namespace {
+
+constexpr std::string_view kUsersPath = "/_strata/admin/users";
+
+std::string JsonEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string NewSecret() {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  unsigned char raw[40];
+  RAND_bytes(raw, sizeof raw);
+  std::string out;
+  for (unsigned char b : raw) out += kAlphabet[b % 62];
+  return out;
+}
+
+bool ValidAccessKey(std::string_view key) {
+  if (key.size() < 3 || key.size() > 128) return false;
+  for (char c : key) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json) {
+  ResponseHeader header;
+  header.result(status);
+  header.set(http::field::content_type, "application/json");
+  co_return co_await ctx.exchange.Send(std::move(header), std::move(json));
+}
+
+}  // namespace
+
+HandlerResult HandleAdmin(RequestContext& ctx) {
+  if (!ctx.auth.principal.admin) {
+    co_return Error(ErrorCode::kAccessDenied, "Access Denied: the admin API needs an admin user");
+  }
+  std::string_view path = ctx.target.raw_path;
+  auto verb = ctx.request().method();
+  auto& index = ctx.services.index;
+  if (path == kUsersPath && verb == http::verb::get) {
+    auto users = index.ListUsers();
+    if (!users.ok()) co_return users.error();
+    std::string json = "[";
+    for (const auto& u : ctx.services.config.users) {
+      if (json.size() > 1) json += ',';
+      json += "{\"access_key\":\"" + JsonEscape(u.access_key) + "\",\"admin\":" +
+              (u.admin ? "true" : "false") + ",\"source\":\"config\"}";
+    }
+    for (const auto& u : *users) {
+      if (json.size() > 1) json += ',';
+      json += "{\"access_key\":\"" + JsonEscape(u.access_key) + "\",\"admin\":" +
+              (u.admin ? "true" : "false") + ",\"source\":\"index\",\"created\":\"" +
+              FormatIso8601(u.created_ms) + "\"}";
+    }
+    json += "]";
+    co_return co_await SendJson(ctx, 200, std::move(json));
+  }
+  if (path.starts_with(std::string(kUsersPath) + "/")) {
+    std::string access_key = ctx.target.key.substr(std::string_view("admin/users/").size());
+    if (!ValidAccessKey(access_key)) {
+      co_return Error(ErrorCode::kInvalidArgument,
+                      "access keys are 3-128 characters of [A-Za-z0-9._-]");
+    }
+    bool is_bootstrap = false;
+    for (const auto& u : ctx.services.config.users) is_bootstrap |= u.access_key == access_key;
+    if (verb == http::verb::put) {
+      if (is_bootstrap || index.GetUser(access_key).ok()) {
+        co_return Error(ErrorCode::kAlreadyExists, "user " + access_key + " already exists");
+      }
+      metadata::UserRecord user{access_key, NewSecret(),
+                                ctx.target.Param("admin") == std::optional<std::string_view>("true"),
+                                ctx.NowMs()};
+      auto put = co_await Offload(ctx.services.blocking_pool, [&] { return index.PutUser(user); });
+      if (!put.ok()) co_return put.error();
+      co_return co_await SendJson(ctx, 200,
+                                  "{\"access_key\":\"" + JsonEscape(user.access_key) +
+                                      "\",\"secret_key\":\"" + user.secret_key +
+                                      "\",\"admin\":" + (user.admin ? "true" : "false") + "}");
+    }
+    if (verb == http::verb::delete_) {
+      if (is_bootstrap) {
+        co_return Error(ErrorCode::kInvalidRequest,
+                        "user " + access_key + " comes from the config file; remove it there");
+      }
+      auto deleted =
+          co_await Offload(ctx.services.blocking_pool, [&] { return index.DeleteUser(access_key); });
+      if (!deleted.ok()) co_return deleted.error();
+      co_return co_await SendEmpty(ctx, 204);
+    }
+  }
+  co_return Error(ErrorCode::kNotFound, "no such admin API resource");
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,228 @@
+// Service- and bucket-level operations: ListBuckets, CreateBucket, HeadBucket,
+// DeleteBucket, GetBucketLocation, ListObjects (v1 and v2).
+#include <charconv>
+
+#include "auth/payload_decoder.h"
+#include "auth/signer.h"
+#include "gateway/handlers/context.h"
+#include "gateway/http_time.h"
+#include "gateway/offload.h"
+#include "gateway/xml.h"
+
+namespace strata::gateway {
+namespace {
+
+// CreateBucketConfiguration is tiny; anything larger is not one.
+constexpr std::size_t kMaxBucketConfigBytes = 64 * 1024;
+
+asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::size_t limit) {
+  std::string body;
+  char buf[8192];
+  std::string decoded;
+  auto decoder = auth::MakePayloadDecoder(ctx.auth);
+  for (;;) {
+    auto got = co_await ctx.exchange.ReadBody(std::span<char>(buf, sizeof buf));
+    if (!got.ok()) co_return got.error();
+    if (*got == 0) break;
+    decoded.clear();
+    auto fed = decoder->Feed(std::string_view(buf, *got), decoded);
+    if (!fed.ok()) co_return fed.error();
+    body += decoded;
+    if (body.size() > limit) {
+      co_return Error(ErrorCode::kMalformedXml, "request body is too large");
+    }
+  }
+  auto finished = decoder->Finish();
+  if (!finished.ok()) co_return finished.error();
+  co_return body;
+}
+
+}  // namespace
+
+HandlerResult ListBuckets(RequestContext& ctx) {
+  auto buckets = ctx.services.store.ListBuckets();
+  if (!buckets.ok()) co_return buckets.error();
+  XmlWriter xml("ListAllMyBucketsResult");
+  xml.Open("Owner").Element("ID", ctx.auth.principal.access_key)
+      .Element("DisplayName", ctx.auth.principal.access_key).Close();
+  xml.Open("Buckets");
+  for (const auto& b : *buckets) {
+    xml.Open("Bucket")
+        .Element("Name", b.name.view())
+        .Element("CreationDate", FormatIso8601(b.created_ms))
+        .Close();
+  }
+  xml.Close();
+  co_return co_await SendXml(ctx, 200, xml.Finish());
+}
+
+HandlerResult CreateBucket(RequestContext& ctx) {
+  auto body = co_await ReadSmallBody(ctx, kMaxBucketConfigBytes);
+  if (!body.ok()) co_return body.error();
+  auto location = ParseCreateBucketConfiguration(*body);
+  if (!location.ok()) co_return location.error();
+  const std::string& region = ctx.services.config.server.region;
+  if (!location->empty() && *location != region) {
+    co_return Error(ErrorCode::kInvalidArgument,
+                    "The specified location-constraint is not valid for this endpoint: " +
+                        *location);
+  }
+  BucketName name(ctx.target.bucket);
+  auto& store = ctx.services.store;
+  std::string owner = ctx.auth.principal.access_key;
+  auto created = co_await Offload(ctx.services.blocking_pool,
+                                  [&] { return store.CreateBucket(name, owner, *location); });
+  if (!created.ok()) co_return created.error();
+  ResponseHeader header;
+  header.set(http::field::location, "/" + ctx.target.bucket);
+  co_return co_await SendEmpty(ctx, 200, std::move(header));
+}
+
+HandlerResult HeadBucket(RequestContext& ctx) {
+  auto bucket = ctx.services.store.GetBucket(BucketName(ctx.target.bucket));
+  if (!bucket.ok()) co_return bucket.error();
+  ResponseHeader header;
+  header.set("x-amz-bucket-region", ctx.services.config.server.region);
+  co_return co_await SendEmpty(ctx, 200, std::move(header));
+}
+
+HandlerResult DeleteBucket(RequestContext& ctx) {
+  BucketName name(ctx.target.bucket);
+  auto& store = ctx.services.store;
+  auto deleted =
+      co_await Offload(ctx.services.blocking_pool, [&] { return store.DeleteBucket(name); });
+  if (!deleted.ok()) co_return deleted.error();
+  co_return co_await SendEmpty(ctx, 204);
+}
+
+HandlerResult GetBucketLocation(RequestContext& ctx) {
+  auto bucket = ctx.services.store.GetBucket(BucketName(ctx.target.bucket));
+  if (!bucket.ok()) co_return bucket.error();
+  // S3 answers an empty LocationConstraint for us-east-1.
+  std::string region = bucket->region == "us-east-1" ? "" : bucket->region;
+  XmlWriter xml("LocationConstraint");
+  std::string doc = xml.Finish();
+  if (!region.empty()) {
+    doc.insert(doc.rfind("</LocationConstraint>"), XmlEscape(region));
+  }
+  co_return co_await SendXml(ctx, 200, std::move(doc));
+}
+
+HandlerResult ListObjects(RequestContext& ctx) {
+  const auto& t = ctx.target;
+  bool v2 = t.Param("list-type") == std::optional<std::string_view>("2");
+  std::string prefix(t.Param("prefix").value_or(""));
+  std::string delimiter(t.Param("delimiter").value_or(""));
+  bool url_encode = false;
+  if (auto enc = t.Param("encoding-type")) {
+    if (*enc != "url") co_return Error(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
+    url_encode = true;
+  }
+  std::size_t max_keys = 1000;
+  if (auto mk = t.Param("max-keys")) {
+    long long v = -1;
+    auto [p, ec] = std::from_chars(mk->data(), mk->data() + mk->size(), v);
+    if (ec != std::errc() || p != mk->data() + mk->size() || v < 0) {
+      co_return Error(ErrorCode::kInvalidArgument, "Provided max-keys not an integer or within integer range");
+    }
+    max_keys = static_cast<std::size_t>(std::min<long long>(v, 1000));
+  }
+  std::string start_after;
+  if (v2) {
+    if (auto token = t.Param("continuation-token")) {
+      start_after = std::string(*token);
+    } else {
+      start_after = std::string(t.Param("start-after").value_or(""));
+    }
+  } else {
+    start_after = std::string(t.Param("marker").value_or(""));
+  }
+
+  BucketName bucket(t.bucket);
+  auto exists = ctx.services.store.GetBucket(bucket);
+  if (!exists.ok()) co_return exists.error();
+
+  // Walk the index, folding keys that share a delimited prefix into one CommonPrefix.
+  std::vector<metadata::ObjectRecord> contents;
+  std::vector<std::string> common_prefixes;
+  std::string cursor = start_after;
+  std::string last_returned;
+  bool truncated = false;
+  while (contents.size() + common_prefixes.size() < max_keys) {
+    std::size_t want = max_keys - contents.size() - common_prefixes.size();
+    auto page = ctx.services.index.ListObjects(bucket, prefix, cursor, want);
+    if (!page.ok()) co_return page.error();
+    if (page->objects.empty()) break;
+    for (auto& object : page->objects) {
+      const std::string& key = object.key.str();
+      cursor = key;
+      if (contents.size() + common_prefixes.size() >= max_keys) {
+        truncated = true;
+        break;
+      }
+      if (!delimiter.empty()) {
+        auto pos = key.find(delimiter, prefix.size());
+        if (pos != std::string::npos) {
+          std::string cp = key.substr(0, pos + delimiter.size());
+          if (common_prefixes.empty() || common_prefixes.back() != cp) {
+            common_prefixes.push_back(cp);
+            last_returned = cp;
+          }
+          // Skip every other key under this prefix: keys are at most 1024 bytes.
+          cursor = cp + std::string(1025, '\xff');
+          break;
+        }
+      }
+      last_returned = key;
+      contents.push_back(std::move(object));
+    }
+    if (truncated) break;
+    if (!page->truncated && cursor == page->objects.back().key.str()) break;
+  }
+  if (!truncated && contents.size() + common_prefixes.size() >= max_keys) {
+    auto more = ctx.services.index.ListObjects(bucket, prefix, cursor, 1);
+    if (!more.ok()) co_return more.error();
+    truncated = !more->objects.empty();
+  }
+
+  auto enc = [&](const std::string& s) { return url_encode ? auth::UriEncode(s, false) : s; };
+  XmlWriter xml("ListBucketResult");
+  xml.Element("Name", t.bucket).Element("Prefix", enc(prefix));
+  if (v2) {
+    if (auto token = t.Param("continuation-token")) xml.Element("ContinuationToken", *token);
+    if (auto sa = t.Param("start-after")) xml.Element("StartAfter", enc(std::string(*sa)));
+    xml.Element("KeyCount", std::to_string(contents.size() + common_prefixes.size()));
+  } else {
+    xml.Element("Marker", enc(start_after));
+  }
+  xml.Element("MaxKeys", std::to_string(max_keys));
+  if (!delimiter.empty()) xml.Element("Delimiter", enc(delimiter));
+  if (url_encode) xml.Element("EncodingType", "url");
+  xml.Element("IsTruncated", truncated ? "true" : "false");
+  if (truncated) {
+    if (v2) {
+      xml.Element("NextContinuationToken", last_returned);
+    } else if (!delimiter.empty()) {
+      xml.Element("NextMarker", enc(last_returned));
+    }
+  }
+  bool fetch_owner = !v2 || t.Param("fetch-owner") == std::optional<std::string_view>("true");
+  for (const auto& o : contents) {
+    xml.Open("Contents")
+        .Element("Key", enc(o.key.str()))
+        .Element("LastModified", FormatIso8601(o.last_modified_ms))
+        .Element("ETag", "\"" + o.etag + "\"")
+        .Element("Size", std::to_string(o.size))
+        .Element("StorageClass", o.storage_class);
+    if (fetch_owner) {
+      xml.Open("Owner").Element("ID", exists->owner).Element("DisplayName", exists->owner).Close();
+    }
+    xml.Close();
+  }
+  for (const auto& cp : common_prefixes) {
+    xml.Open("CommonPrefixes").Element("Prefix", enc(cp)).Close();
+  }
+  co_return co_await SendXml(ctx, 200, xml.Finish());
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,53 @@
+// RequestContext: what one request's handler works with, and the helpers handlers share
+// to answer in S3's formats. Private to gateway/.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <string>
+
+#include "auth/request.h"
+#include "auth/verifier.h"
+#include "gateway/exchange.h"
+#include "gateway/s3_target.h"
+#include "gateway/services.h"
+
+namespace strata::gateway {
+
+struct RequestContext {
+  Exchange& exchange;
+  Services& services;
+  S3Target target;
+  auth::RequestView view;
+  auth::AuthResult auth;
+
+  const RequestHeader& request() const { return exchange.request(); }
+  bool is_head() const { return request().method() == http::verb::head; }
+  // A request header's value, empty when absent.
+  std::string_view Header(std::string_view name) const;
+  std::int64_t NowMs() const;
+};
+
+// A handler answers its request itself on success; on failure it returns the Error and,
+// as long as nothing was sent yet, Dispatch answers with S3's error XML.
+using HandlerResult = boost::asio::awaitable<Result<void>>;
+
+HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml);
+HandlerResult SendEmpty(RequestContext& ctx, unsigned status, ResponseHeader header = {});
+
+// Service and bucket operations (handlers/bucket_handlers.cc).
+HandlerResult ListBuckets(RequestContext& ctx);
+HandlerResult CreateBucket(RequestContext& ctx);
+HandlerResult HeadBucket(RequestContext& ctx);
+HandlerResult DeleteBucket(RequestContext& ctx);
+HandlerResult GetBucketLocation(RequestContext& ctx);
+HandlerResult ListObjects(RequestContext& ctx);
+
+// Object operations (handlers/object_handlers.cc).
+HandlerResult PutObject(RequestContext& ctx);
+HandlerResult GetObject(RequestContext& ctx);  // GET and HEAD
+HandlerResult DeleteObject(RequestContext& ctx);
+
+// The admin API under /_strata/admin/ (handlers/admin_handlers.cc); admin users only.
+HandlerResult HandleAdmin(RequestContext& ctx);
+
+}  // namespace strata::gateway

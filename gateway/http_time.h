@@ -1,0 +1,16 @@
+// Time formats S3 speaks: RFC 1123 for HTTP headers, ISO 8601 for XML bodies.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace strata::gateway {
+
+std::string FormatHttpDate(std::int64_t unix_ms);  // "Sun, 29 Nov 2026 22:39:30 GMT"
+std::string FormatIso8601(std::int64_t unix_ms);   // "2026-11-29T22:39:30.000Z"
+// Parses RFC 1123 (and RFC 850 / asctime, as HTTP requires); nullopt when unparsable.
+std::optional<std::int64_t> ParseHttpDate(std::string_view text);  // unix seconds
+
+}  // namespace strata::gateway

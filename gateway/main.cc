@@ -1,0 +1,83 @@
+// strata: the gateway binary. Wires the concrete classes together (the only place that
+// does) and serves until SIGTERM/SIGINT.
+#include <boost/asio/thread_pool.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "auth/verifier.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "gateway/credentials.h"
+#include "gateway/server.h"
+#include "gateway/services.h"
+#include "metadata/index.h"
+#include "storage/object_store.h"
+
+namespace {
+
+int Usage(int code) {
+  std::fprintf(code == 0 ? stdout : stderr,
+               "usage: strata [--config FILE] [--check]\n"
+               "  --config FILE  the TOML configuration (default: the embedded conf/strata.toml)\n"
+               "  --check        validate the configuration and exit\n");
+  return code;
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "strata: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace strata;
+  std::string config_path;
+  bool check_only = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--config" && i + 1 < argc) {
+      config_path = argv[++i];
+    } else if (arg == "--check") {
+      check_only = true;
+    } else if (arg == "--help" || arg == "-h") {
+      return Usage(0);
+    } else {
+      return Usage(2);
+    }
+  }
+
+  auto config = config_path.empty() ? ParseConfig(EmbeddedDefaultConfig(), "<embedded conf/strata.toml>")
+                                    : LoadConfigFile(config_path);
+  if (!config.ok()) return Fail(config.error().message);
+  if (check_only) {
+    std::printf("configuration ok\n");
+    return 0;
+  }
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+  if (!SetLogLevel(config->server.log_level)) return Fail("server.log_level: unknown level");
+
+  std::error_code ec;
+  std::filesystem::create_directories(config->server.data_dir, ec);
+  if (ec) return Fail("server.data_dir: cannot create " + config->server.data_dir + ": " + ec.message());
+  auto index = metadata::Index::Open(config->server.data_dir + "/index",
+                                     metadata::IndexOptions{.sync = config->server.fsync});
+  if (!index.ok()) return Fail("cannot open the index: " + index.error().message);
+  auto store = storage::ObjectStore::Open(*config, **index);
+  if (!store.ok()) return Fail("cannot open the storage engine: " + store.error().message);
+
+  SystemClock clock;
+  gateway::IndexCredentialStore credentials(*config, **index);
+  auth::Verifier verifier(credentials, clock, auth::VerifierOptions{.region = config->server.region});
+  boost::asio::thread_pool blocking_pool(4);
+  gateway::Services services{*config, clock, **index, **store, verifier, blocking_pool};
+
+  gateway::Server server(services);
+  auto started = server.Start();
+  if (!started.ok()) return Fail(started.error().message);
+  server.Run();
+  blocking_pool.join();
+  spdlog::info("index closed, bye");
+  return 0;
+}

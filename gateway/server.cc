@@ -1,0 +1,193 @@
+#include "gateway/server.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "common/log.h"
+#include "gateway/session.h"
+
+namespace strata::gateway {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using ReusePort = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+
+Result<tcp::endpoint> ParseEndpoint(const std::string& text) {
+  std::string host;
+  std::string port;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find("]:");
+    if (close == std::string::npos) {
+      return Error(ErrorCode::kInvalidArgument, "bad listen address " + text);
+    }
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string::npos) {
+      return Error(ErrorCode::kInvalidArgument, "bad listen address " + text);
+    }
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+  if (ec) return Error(ErrorCode::kInvalidArgument, "bad listen address " + text);
+  int p = std::atoi(port.c_str());
+  if (p < 0 || p > 65535) return Error(ErrorCode::kInvalidArgument, "bad port in " + text);
+  return tcp::endpoint(address, static_cast<unsigned short>(p));
+}
+
+struct Core {
+  asio::io_context ioc{1};
+  std::vector<tcp::acceptor> acceptors;
+  CoreState state;
+  std::thread thread;
+  std::atomic<bool> done{false};
+};
+
+}  // namespace
+
+struct Server::Impl {
+  explicit Impl(Services& s) : services(s) {}
+
+  Services& services;
+  std::vector<std::unique_ptr<Core>> cores;
+  std::optional<asio::ssl::context> tls;
+  std::vector<tcp::endpoint> endpoints;
+
+  asio::awaitable<void> AcceptLoop(Core& core, tcp::acceptor& acceptor) {
+    auto tuple = asio::as_tuple(asio::use_awaitable);
+    for (;;) {
+      auto [ec, socket] = co_await acceptor.async_accept(tuple);
+      if (core.state.stopping || ec == asio::error::operation_aborted) co_return;
+      if (ec) {
+        // EMFILE and friends: back off instead of spinning.
+        spdlog::warn("accept failed: {}", ec.message());
+        asio::steady_timer timer(core.ioc, std::chrono::milliseconds(50));
+        co_await timer.async_wait(tuple);
+        continue;
+      }
+      boost::system::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      if (tls) {
+        asio::co_spawn(core.ioc, ServeTls(std::move(socket), *tls, core.state, services),
+                       asio::detached);
+      } else {
+        asio::co_spawn(core.ioc, ServePlain(std::move(socket), core.state, services),
+                       asio::detached);
+      }
+    }
+  }
+
+  void BeginShutdown() {
+    for (auto& core : cores) {
+      asio::post(core->ioc, [c = core.get()] {
+        c->state.stopping = true;
+        for (auto& acceptor : c->acceptors) {
+          boost::system::error_code ignored;
+          acceptor.close(ignored);
+        }
+        for (auto& cancel : c->state.idle_cancellers) cancel();
+      });
+    }
+  }
+};
+
+Server::Server(Services& services) : impl_(std::make_unique<Impl>(services)) {}
+Server::~Server() = default;
+
+Result<void> Server::Start() {
+  const auto& server = impl_->services.config.server;
+  if (server.tls_enabled()) {
+    impl_->tls.emplace(asio::ssl::context::tls_server);
+    boost::system::error_code ec;
+    impl_->tls->set_options(asio::ssl::context::default_workarounds |
+                            asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                            asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+    impl_->tls->use_certificate_chain_file(server.tls_cert, ec);
+    if (ec) return Error(ErrorCode::kInvalidArgument, "server.tls_cert: " + ec.message());
+    impl_->tls->use_private_key_file(server.tls_key, asio::ssl::context::pem, ec);
+    if (ec) return Error(ErrorCode::kInvalidArgument, "server.tls_key: " + ec.message());
+  }
+  for (const auto& text : server.listen) {
+    auto ep = ParseEndpoint(text);
+    if (!ep.ok()) return ep.error();
+    impl_->endpoints.push_back(*ep);
+  }
+  unsigned threads = server.threads > 0 ? static_cast<unsigned>(server.threads)
+                                        : std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < threads; ++i) {
+    auto core = std::make_unique<Core>();
+    for (auto& ep : impl_->endpoints) {
+      tcp::acceptor acceptor(core->ioc);
+      boost::system::error_code ec;
+      acceptor.open(ep.protocol(), ec);
+      if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+      if (!ec) acceptor.set_option(ReusePort(true), ec);
+      if (!ec) acceptor.bind(ep, ec);
+      if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+      if (ec) {
+        return Error(ErrorCode::kUnavailable, "cannot listen on " + ep.address().to_string() +
+                                                  ":" + std::to_string(ep.port()) + ": " +
+                                                  ec.message());
+      }
+      core->acceptors.push_back(std::move(acceptor));
+    }
+    impl_->cores.push_back(std::move(core));
+  }
+  for (auto& ep : impl_->endpoints) {
+    spdlog::info("listening on {}://{}:{} with {} threads", impl_->tls ? "https" : "http",
+                 ep.address().to_string(), ep.port(), threads);
+  }
+  return Ok();
+}
+
+void Server::Run() {
+  for (auto& core : impl_->cores) {
+    for (auto& acceptor : core->acceptors) {
+      asio::co_spawn(core->ioc, impl_->AcceptLoop(*core, acceptor), asio::detached);
+    }
+    core->thread = std::thread([c = core.get()] {
+      c->ioc.run();
+      c->done = true;
+    });
+  }
+
+  asio::io_context signals_ioc;
+  asio::signal_set signals(signals_ioc, SIGINT, SIGTERM);
+  signals.async_wait([](const boost::system::error_code&, int signo) {
+    spdlog::info("signal {} received: finishing in-flight requests", signo);
+  });
+  signals_ioc.run();
+
+  impl_->BeginShutdown();
+  auto deadline = std::chrono::steady_clock::now() + impl_->services.config.server.shutdown_grace;
+  for (;;) {
+    bool all_done = true;
+    for (auto& core : impl_->cores) all_done = all_done && core->done;
+    if (all_done) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      spdlog::warn("shutdown grace period over: closing remaining connections");
+      for (auto& core : impl_->cores) core->ioc.stop();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (auto& core : impl_->cores) core->thread.join();
+  spdlog::info("server stopped");
+}
+
+}  // namespace strata::gateway

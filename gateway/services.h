@@ -1,0 +1,24 @@
+// Services: what request handlers need, wired once by main and shared by every core.
+// All members are thread-safe; the struct outlives every session.
+#pragma once
+
+#include <boost/asio/thread_pool.hpp>
+
+#include "auth/verifier.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "metadata/index.h"
+#include "storage/object_store.h"
+
+namespace strata::gateway {
+
+struct Services {
+  const Config& config;
+  const Clock& clock;
+  metadata::Index& index;
+  storage::ObjectStore& store;
+  const auth::Verifier& verifier;
+  boost::asio::thread_pool& blocking_pool;  // fsync and synced index writes
+};
+
+}  // namespace strata::gateway

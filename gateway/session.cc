@@ -1,0 +1,341 @@
+#include "gateway/session.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <optional>
+#include <random>
+
+#include "common/log.h"
+#include "gateway/dispatch.h"
+#include "gateway/error_table.h"
+#include "gateway/http_time.h"
+#include "gateway/xml.h"
+
+namespace strata::gateway {
+namespace {
+
+namespace beast = boost::beast;
+using asio::use_awaitable;
+constexpr auto kTuple = asio::as_tuple(use_awaitable);
+
+// Bodies larger than S3's single-PUT limit are refused from their Content-Length; the
+// parser's own limit leaves room for aws-chunked framing on top of that.
+constexpr std::uint64_t kMaxRawBody = 6ull << 30;
+// After an early error response, this much of an unread body is read and dropped so the
+// connection can be kept; a larger remainder closes it.
+constexpr std::uint64_t kMaxDrain = 1 << 20;
+
+std::string NewRequestId() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string id(16, '0');
+  std::uint64_t v = rng();
+  for (char& c : id) {
+    c = kHex[v & 0xF];
+    v >>= 4;
+  }
+  return id;
+}
+
+template <typename Stream>
+class Session final : public Exchange {
+ public:
+  Session(Stream stream, CoreState& core, Services& services, std::string remote)
+      : stream_(std::move(stream)),
+        core_(core),
+        services_(services),
+        remote_(std::move(remote)),
+        buffer_(services.config.server.max_header_bytes + 64 * 1024) {}
+
+  asio::awaitable<void> Run() {
+    auto canceller = core_.idle_cancellers.insert(core_.idle_cancellers.end(), [this] {
+      if (idle_) Lowest().cancel();
+    });
+    co_await Serve();
+    core_.idle_cancellers.erase(canceller);
+    co_await Close();
+  }
+
+  // Exchange.
+  const RequestHeader& request() const override { return parser_->get().base(); }
+  const std::string& request_id() const override { return request_id_; }
+  std::string_view remote_address() const override { return remote_; }
+  bool body_complete() const override { return parser_->is_done(); }
+  bool response_started() const override { return response_started_; }
+  unsigned status() const override { return status_; }
+  std::uint64_t bytes_in() const override { return bytes_in_; }
+  std::uint64_t bytes_out() const override { return bytes_out_; }
+  void CloseAfterResponse() override { keep_alive_ = false; }
+
+  asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) override {
+    if (parser_->is_done()) co_return std::size_t{0};
+    if (!continue_sent_ && ExpectsContinue()) {
+      continue_sent_ = true;
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      Lowest().expires_after(services_.config.server.idle_timeout);
+      auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(kContinue), kTuple);
+      if (ec) co_return Error(ErrorCode::kIncompleteBody, "connection lost");
+    }
+    while (!parser_->is_done()) {
+      auto& body = parser_->get().body();
+      body.data = buf.data();
+      body.size = buf.size();
+      Lowest().expires_after(services_.config.server.idle_timeout);
+      auto [ec, n] = co_await http::async_read_some(stream_, buffer_, *parser_, kTuple);
+      std::size_t got = buf.size() - body.size;
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec) {
+        keep_alive_ = false;
+        if (ec == beast::error::timeout) {
+          co_return Error(ErrorCode::kRequestTimeout,
+                          "Your socket connection to the server was not read from or written to "
+                          "within the timeout period.");
+        }
+        co_return Error(ErrorCode::kIncompleteBody,
+                        "You did not provide the number of bytes specified by the "
+                        "Content-Length HTTP header");
+      }
+      bytes_in_ += got;
+      if (got > 0) co_return got;
+    }
+    co_return std::size_t{0};
+  }
+
+  asio::awaitable<Result<void>> SendHeader(ResponseHeader header,
+                                           std::uint64_t content_length) override {
+    PrepareResponse(header);
+    http::response<http::empty_body> res(std::move(header));
+    res.content_length(content_length);
+    http::response_serializer<http::empty_body> sr(res);
+    Lowest().expires_after(services_.config.server.idle_timeout);
+    auto [ec, n] = co_await http::async_write_header(stream_, sr, kTuple);
+    if (ec) {
+      keep_alive_ = false;
+      co_return Error(ErrorCode::kIncompleteBody, "client went away");
+    }
+    co_return Ok();
+  }
+
+  asio::awaitable<Result<void>> SendBody(std::string_view data) override {
+    Lowest().expires_after(services_.config.server.idle_timeout);
+    auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(data), kTuple);
+    bytes_out_ += n;
+    if (ec) {
+      keep_alive_ = false;
+      co_return Error(ErrorCode::kIncompleteBody, "client went away");
+    }
+    co_return Ok();
+  }
+
+  asio::awaitable<Result<void>> Send(ResponseHeader header, std::string body) override {
+    PrepareResponse(header);
+    http::response<http::string_body> res(std::move(header));
+    res.body() = std::move(body);
+    res.prepare_payload();
+    Lowest().expires_after(services_.config.server.idle_timeout);
+    auto [ec, n] = co_await http::async_write(stream_, res, kTuple);
+    bytes_out_ += res.body().size();
+    if (ec) {
+      keep_alive_ = false;
+      co_return Error(ErrorCode::kIncompleteBody, "client went away");
+    }
+    co_return Ok();
+  }
+
+ private:
+  auto& Lowest() { return beast::get_lowest_layer(stream_); }
+
+  bool ExpectsContinue() const {
+    auto it = request().find(http::field::expect);
+    return it != request().end() && beast::iequals(it->value(), "100-continue");
+  }
+
+  void PrepareResponse(ResponseHeader& header) {
+    response_started_ = true;
+    status_ = header.result_int();
+    // A body we did not read must be drained before the next request can be parsed;
+    // when that is too much, the connection ends with this response.
+    if (!parser_->is_done()) {
+      auto remaining = parser_->content_length_remaining();
+      if (!remaining || *remaining > kMaxDrain || parser_->chunked()) keep_alive_ = false;
+    }
+    if (core_.stopping) keep_alive_ = false;
+    header.version(11);
+    header.set(http::field::server, "strata");
+    header.set("x-amz-request-id", request_id_);
+    header.set("x-amz-id-2", request_id_);
+    header.set(http::field::date, FormatHttpDate(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      services_.clock.Now().time_since_epoch())
+                                                      .count()));
+    if (!keep_alive_) header.set(http::field::connection, "close");
+  }
+
+  asio::awaitable<void> Serve() {
+    if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
+      Lowest().expires_after(services_.config.server.header_timeout);
+      auto [ec] = co_await stream_.async_handshake(asio::ssl::stream_base::server, kTuple);
+      if (ec) co_return;
+    }
+    while (!core_.stopping) {
+      if (!co_await WaitForRequest()) co_return;
+      if (!co_await ReadRequestHeader()) co_return;
+      co_await HandleRequest(*this, services_);
+      if (!response_started_) keep_alive_ = false;  // a handler bug must not wedge a client
+      if (!keep_alive_ || !co_await DrainBody()) co_return;
+    }
+  }
+
+  // Waits, idle, for the first byte of the next request; false when the connection ends.
+  asio::awaitable<bool> WaitForRequest() {
+    if (buffer_.size() > 0) co_return true;
+    idle_ = true;
+    Lowest().expires_after(services_.config.server.idle_timeout);
+    auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(4096), kTuple);
+    idle_ = false;
+    if (ec) co_return false;
+    buffer_.commit(n);
+    co_return !core_.stopping;
+  }
+
+  asio::awaitable<bool> ReadRequestHeader() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(services_.config.server.max_header_bytes));
+    parser_->body_limit(kMaxRawBody);
+    request_id_ = NewRequestId();
+    keep_alive_ = true;
+    continue_sent_ = false;
+    response_started_ = false;
+    status_ = 0;
+    bytes_in_ = bytes_out_ = 0;
+    Lowest().expires_after(services_.config.server.header_timeout);
+    auto [ec, n] = co_await http::async_read_header(stream_, buffer_, *parser_, kTuple);
+    if (!ec) {
+      keep_alive_ = parser_->get().keep_alive();
+      co_return true;
+    }
+    if (ec == beast::error::timeout || ec == http::error::end_of_stream ||
+        ec == asio::error::operation_aborted || ec == asio::error::eof ||
+        ec == asio::error::connection_reset) {
+      co_return false;
+    }
+    // The request cannot be understood, so the connection cannot continue after it.
+    bool too_large = ec == http::error::header_limit || ec == http::error::buffer_overflow;
+    co_await SendParseError(too_large ? ErrorCode::kRequestHeaderSectionTooLarge
+                                      : ErrorCode::kInvalidRequest,
+                            too_large ? "Your request header section exceeds the maximum allowed size."
+                                      : "Malformed HTTP request: " + ec.message());
+    co_return false;
+  }
+
+  asio::awaitable<void> SendParseError(ErrorCode code, std::string message) {
+    auto info = LookupS3Error(code);
+    std::string_view s3code = code == ErrorCode::kInvalidRequest ? "BadRequest" : info.code;
+    XmlWriter xml("Error", false);
+    xml.Element("Code", s3code).Element("Message", message).Element("RequestId", request_id_);
+    ResponseHeader header;
+    header.result(info.status);
+    header.set(http::field::content_type, "application/xml");
+    keep_alive_ = false;
+    response_started_ = true;
+    status_ = info.status;
+    header.version(11);
+    header.set(http::field::server, "strata");
+    header.set("x-amz-request-id", request_id_);
+    header.set(http::field::connection, "close");
+    http::response<http::string_body> res(std::move(header));
+    res.body() = xml.Finish();
+    res.prepare_payload();
+    Lowest().expires_after(services_.config.server.idle_timeout);
+    co_await http::async_write(stream_, res, kTuple);
+    spdlog::info("request id={} remote={} status={} error=\"{}\"", request_id_, remote_,
+                 info.status, message);
+  }
+
+  // Reads and drops what is left of the request body so the next request can be parsed.
+  asio::awaitable<bool> DrainBody() {
+    char scratch[16 * 1024];
+    std::uint64_t drained = 0;
+    while (!parser_->is_done()) {
+      auto got = co_await ReadBody(std::span<char>(scratch, sizeof scratch));
+      if (!got.ok() || *got == 0) co_return false;
+      drained += *got;
+      if (drained > kMaxDrain) co_return false;
+    }
+    co_return true;
+  }
+
+  asio::awaitable<void> Close() {
+    Lowest().expires_after(std::chrono::seconds(2));
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      beast::error_code ec;
+      // A lingering close: stop sending, then read until the client closes, so it sees
+      // our last response instead of a reset caused by unread bytes.
+      stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+      char scratch[4096];
+      for (int i = 0; i < 64 && !ec; ++i) {
+        auto [rec, n] = co_await stream_.async_read_some(asio::buffer(scratch), kTuple);
+        ec = rec;
+      }
+      stream_.socket().close(ec);
+    } else {
+      co_await stream_.async_shutdown(kTuple);
+      beast::error_code ec;
+      Lowest().socket().close(ec);
+    }
+  }
+
+  Stream stream_;
+  CoreState& core_;
+  Services& services_;
+  std::string remote_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::buffer_body>> parser_;
+  std::string request_id_;
+  bool idle_ = false;
+  bool keep_alive_ = true;
+  bool continue_sent_ = false;
+  bool response_started_ = false;
+  unsigned status_ = 0;
+  std::uint64_t bytes_in_ = 0;
+  std::uint64_t bytes_out_ = 0;
+};
+
+std::string RemoteOf(const asio::ip::tcp::socket& socket) {
+  beast::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  if (ec) return "?";
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+}  // namespace
+
+asio::awaitable<void> ServePlain(asio::ip::tcp::socket socket, CoreState& core,
+                                 Services& services) {
+  std::string remote = RemoteOf(socket);
+  Session<beast::tcp_stream> session(beast::tcp_stream(std::move(socket)), core, services,
+                                     std::move(remote));
+  co_await session.Run();
+}
+
+asio::awaitable<void> ServeTls(asio::ip::tcp::socket socket, asio::ssl::context& tls,
+                               CoreState& core, Services& services) {
+  std::string remote = RemoteOf(socket);
+  Session<beast::ssl_stream<beast::tcp_stream>> session(
+      beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), tls), core,
+      services, std::move(remote));
+  co_await session.Run();
+}
+
+}  // namespace strata::gateway

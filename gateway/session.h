@@ -1,0 +1,31 @@
+// Session: one client connection, on one core. Reads request headers with a deadline
+// (slow clients cannot hold a slot), hands each request to Dispatch as an Exchange,
+// streams bodies through fixed buffers, and keeps the connection alive when it safely
+// can. Implemented for plain TCP and TLS streams.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <cstddef>
+#include <functional>
+#include <list>
+
+#include "gateway/services.h"
+
+namespace strata::gateway {
+
+// Per-core state shared by the sessions of that core; touched only on its thread.
+struct CoreState {
+  bool stopping = false;
+  // Called on shutdown for each open session: closes it if idle between requests.
+  std::list<std::function<void()>> idle_cancellers;
+};
+
+boost::asio::awaitable<void> ServePlain(boost::asio::ip::tcp::socket socket, CoreState& core,
+                                        Services& services);
+boost::asio::awaitable<void> ServeTls(boost::asio::ip::tcp::socket socket,
+                                      boost::asio::ssl::context& tls, CoreState& core,
+                                      Services& services);
+
+}  // namespace strata::gateway

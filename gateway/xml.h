@@ -1,0 +1,36 @@
+// S3's XML: a small writer for responses and parsers for the request bodies the
+// gateway accepts. Pure logic; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+
+namespace strata::gateway {
+
+// Builds an XML document in one string. Element names are trusted literals; text is
+// escaped.
+class XmlWriter {
+ public:
+  // Starts the document with the XML declaration and the root element; `xmlns` adds
+  // S3's namespace attribute.
+  explicit XmlWriter(std::string_view root, bool xmlns = true);
+  XmlWriter& Open(std::string_view name);
+  XmlWriter& Close();  // closes the innermost open element
+  XmlWriter& Element(std::string_view name, std::string_view text);
+  // Closes every open element and returns the document.
+  std::string Finish();
+
+ private:
+  std::string out_;
+  std::string stack_;  // open element names, '\0'-separated
+};
+
+std::string XmlEscape(std::string_view text);
+
+// CreateBucketConfiguration: the LocationConstraint, empty when absent or when the body
+// is empty. kMalformedXml for anything that is not that document.
+Result<std::string> ParseCreateBucketConfiguration(std::string_view body);
+
+}  // namespace strata::gateway

@@ -1,0 +1,149 @@
+// strata-admin: talks to a running strata's admin API, found through the same config
+// file the server reads (its listen address and an admin user).
+//
+//   strata-admin --config FILE user create NAME [--admin]
+//   strata-admin --config FILE user list
+//   strata-admin --config FILE user delete NAME
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "auth/signer.h"
+#include "common/config.h"
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using strata::Config;
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: strata-admin [--config FILE] user create NAME [--admin]\n"
+               "       strata-admin [--config FILE] user list\n"
+               "       strata-admin [--config FILE] user delete NAME\n");
+  return 2;
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "strata-admin: %s\n", message.c_str());
+  return 1;
+}
+
+struct Target {
+  std::string host;
+  std::string port;
+};
+
+// The first listen address, with wildcard addresses replaced by loopback.
+Target ServerAddress(const Config& config) {
+  std::string listen = config.server.listen.front();
+  auto colon = listen.rfind(':');
+  Target t{listen.substr(0, colon), listen.substr(colon + 1)};
+  if (t.host == "0.0.0.0" || t.host.empty()) t.host = "127.0.0.1";
+  if (t.host == "[::]") t.host = "[::1]";
+  if (t.host.size() > 2 && t.host.front() == '[') t.host = t.host.substr(1, t.host.size() - 2);
+  return t;
+}
+
+template <typename Stream>
+int Exchange(Stream& stream, http::request<http::string_body>& req) {
+  http::write(stream, req);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(stream, buffer, res);
+  if (res.result_int() >= 300) {
+    std::fprintf(stderr, "strata-admin: server answered %u\n%s\n", res.result_int(),
+                 res.body().c_str());
+    return 1;
+  }
+  if (!res.body().empty()) std::printf("%s\n", res.body().c_str());
+  return 0;
+}
+
+int Call(const Config& config, http::verb verb, const std::string& path, const std::string& query) {
+  const strata::UserConfig* admin = nullptr;
+  for (const auto& u : config.users) {
+    if (u.admin) {
+      admin = &u;
+      break;
+    }
+  }
+  if (admin == nullptr) return Fail("the config has no [[users]] entry with admin = true");
+  Target target = ServerAddress(config);
+  std::string host_header = (target.host.find(':') != std::string::npos ? "[" + target.host + "]" : target.host) +
+                            ":" + target.port;
+
+  strata::auth::SignRequest sign;
+  sign.method = std::string(http::to_string(verb));
+  sign.raw_path = path;
+  sign.raw_query = query;
+  sign.headers.emplace_back("host", host_header);
+  sign.payload_sha256 = strata::auth::Sha256Hex("");
+  strata::auth::SignV4(sign, {admin->access_key, admin->secret_key, true}, config.server.region,
+                       "s3", std::chrono::system_clock::now());
+
+  http::request<http::string_body> req(verb, query.empty() ? path : path + "?" + query, 11);
+  for (const auto& [name, value] : sign.headers) req.set(name, value);
+  req.prepare_payload();
+
+  try {
+    asio::io_context ioc;
+    asio::ip::tcp::resolver resolver(ioc);
+    auto endpoints = resolver.resolve(target.host, target.port);
+    if (config.server.tls_enabled()) {
+      // The admin API is reached on the operator's own machine; the server's certificate
+      // is often self-signed, so it is not verified here.
+      asio::ssl::context tls(asio::ssl::context::tls_client);
+      tls.set_verify_mode(asio::ssl::verify_none);
+      beast::ssl_stream<beast::tcp_stream> stream(ioc, tls);
+      beast::get_lowest_layer(stream).connect(endpoints);
+      stream.handshake(asio::ssl::stream_base::client);
+      return Exchange(stream, req);
+    }
+    beast::tcp_stream stream(ioc);
+    stream.connect(endpoints);
+    return Exchange(stream, req);
+  } catch (const std::exception& e) {
+    return Fail("cannot reach strata at " + host_header + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path;
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--config" && i + 1 < argc) {
+      config_path = argv[++i];
+    } else {
+      args.push_back(arg);
+    }
+  }
+  auto config = config_path.empty()
+                    ? strata::ParseConfig(strata::EmbeddedDefaultConfig(), "<embedded>")
+                    : strata::LoadConfigFile(config_path);
+  if (!config.ok()) return Fail(config.error().message);
+  if (args.size() >= 2 && args[0] == "user") {
+    if (args[1] == "list" && args.size() == 2) {
+      return Call(*config, http::verb::get, "/_strata/admin/users", "");
+    }
+    if (args[1] == "create" && (args.size() == 3 || (args.size() == 4 && args[3] == "--admin"))) {
+      return Call(*config, http::verb::put, "/_strata/admin/users/" + args[2],
+                  args.size() == 4 ? "admin=true" : "");
+    }
+    if (args[1] == "delete" && args.size() == 3) {
+      return Call(*config, http::verb::delete_, "/_strata/admin/users/" + args[2], "");
+    }
+  }
+  return Usage();
+}
