@@ -1,8 +1,10 @@
 // Whole-object operations: PutObject, GetObject/HeadObject, DeleteObject.
+#include <array>
 #include <charconv>
 #include <vector>
 
 #include "auth/payload_decoder.h"
+#include "gateway/conditions.h"
 #include "gateway/handlers/context.h"
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
@@ -250,87 +252,6 @@ HandlerResult PutObject(RequestContext& ctx) {
 
 namespace {
 
-struct ByteRange {
-  std::uint64_t first = 0;
-  std::uint64_t last = 0;  // inclusive
-};
-
-// One "bytes=a-b" range as S3 reads it. nullopt: no usable Range (absent or a form S3
-// ignores); kInvalidRange: not satisfiable for an object of `size` bytes.
-Result<std::optional<ByteRange>> ParseRange(std::string_view header, std::uint64_t size) {
-  if (header.empty() || !header.starts_with("bytes=")) return std::optional<ByteRange>();
-  std::string_view spec = header.substr(6);
-  if (spec.find(',') != std::string_view::npos) return std::optional<ByteRange>();
-  auto dash = spec.find('-');
-  if (dash == std::string_view::npos) return std::optional<ByteRange>();
-  auto parse = [](std::string_view s, std::uint64_t& v) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
-  };
-  std::string_view a = spec.substr(0, dash);
-  std::string_view b = spec.substr(dash + 1);
-  ByteRange r;
-  std::uint64_t x = 0;
-  std::uint64_t y = 0;
-  if (a.empty()) {  // suffix: the last y bytes
-    if (!parse(b, y)) return std::optional<ByteRange>();
-    if (y == 0 || size == 0) {
-      return Error(ErrorCode::kInvalidRange, "The requested range is not satisfiable");
-    }
-    r.first = y >= size ? 0 : size - y;
-    r.last = size - 1;
-    return std::optional<ByteRange>(r);
-  }
-  if (!parse(a, x)) return std::optional<ByteRange>();
-  if (!b.empty()) {
-    if (!parse(b, y) || y < x) return std::optional<ByteRange>();
-  } else {
-    y = UINT64_MAX;
-  }
-  if (x >= size) return Error(ErrorCode::kInvalidRange, "The requested range is not satisfiable");
-  r.first = x;
-  r.last = std::min(y, size - 1);
-  return std::optional<ByteRange>(r);
-}
-
-bool EtagMatches(std::string_view condition, const std::string& etag) {
-  // A comma-separated list of quoted ETags, or "*".
-  while (!condition.empty()) {
-    auto comma = condition.find(',');
-    std::string_view item = condition.substr(0, comma);
-    condition = comma == std::string_view::npos ? std::string_view() : condition.substr(comma + 1);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.starts_with("W/")) item.remove_prefix(2);
-    if (item.size() >= 2 && item.front() == '"' && item.back() == '"') {
-      item = item.substr(1, item.size() - 2);
-    }
-    if (item == "*" || item == etag) return true;
-  }
-  return false;
-}
-
-// S3's conditional GET rules: If-Match/If-Unmodified-Since fail with 412,
-// If-None-Match/If-Modified-Since with 304; If-Match wins over If-Unmodified-Since and
-// If-None-Match over If-Modified-Since.
-std::optional<unsigned> EvaluatePreconditions(const RequestContext& ctx,
-                                              const metadata::ObjectRecord& record) {
-  std::int64_t modified_s = record.last_modified_ms / 1000;
-  auto if_match = ctx.Header("if-match");
-  auto if_none_match = ctx.Header("if-none-match");
-  if (!if_match.empty()) {
-    if (!EtagMatches(if_match, record.etag)) return 412;
-  } else if (auto since = ParseHttpDate(ctx.Header("if-unmodified-since"))) {
-    if (modified_s > *since) return 412;
-  }
-  if (!if_none_match.empty()) {
-    if (EtagMatches(if_none_match, record.etag)) return 304;
-  } else if (auto since = ParseHttpDate(ctx.Header("if-modified-since"))) {
-    if (modified_s <= *since) return 304;
-  }
-  return std::nullopt;
-}
-
 void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& record,
                        ResponseHeader& header) {
   header.set(http::field::etag, "\"" + record.etag + "\"");
@@ -367,7 +288,9 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
 HandlerResult GetObject(RequestContext& ctx) {
   auto record = ctx.services.store.HeadObject(BucketName(ctx.target.bucket), ObjectKey(ctx.target.key));
   if (!record.ok()) co_return record.error();
-  if (auto status = EvaluatePreconditions(ctx, *record)) {
+  Preconditions conditions{ctx.Header("if-match"), ctx.Header("if-none-match"),
+                           ctx.Header("if-modified-since"), ctx.Header("if-unmodified-since")};
+  if (auto status = EvaluatePreconditions(conditions, record->etag, record->last_modified_ms)) {
     if (*status == 412) {
       co_return Error(ErrorCode::kPreconditionFailed,
                       "At least one of the pre-conditions you specified did not hold");

@@ -1,0 +1,61 @@
+#include "gateway/xml.h"
+
+#include <gtest/gtest.h>
+
+#include "gateway/error_table.h"
+#include "gateway/http_time.h"
+
+namespace strata::gateway {
+namespace {
+
+TEST(Xml, WriterNestsAndEscapes) {
+  XmlWriter xml("Root", false);
+  xml.Open("A").Element("B", "x<y&\"z\"").Close().Element("C", "\x01");
+  EXPECT_EQ(xml.Finish(),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Root><A><B>x&lt;y&amp;&quot;z&quot;</B>"
+            "</A><C>&#x01;</C></Root>");
+}
+
+TEST(Xml, CreateBucketConfiguration) {
+  auto empty = ParseCreateBucketConfiguration("  \n");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(*empty, "");
+  auto eu = ParseCreateBucketConfiguration(
+      "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+      "<LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>");
+  ASSERT_TRUE(eu.ok());
+  EXPECT_EQ(*eu, "eu-west-1");
+}
+
+TEST(Xml, CreateBucketConfigurationRejectsGarbage) {
+  for (const char* body : {"<", "<CreateBucketConfiguration>", "not xml at all",
+                           "<Other><LocationConstraint>x</LocationConstraint></Other>",
+                           "<CreateBucketConfiguration></CreateBucketConfiguration><x/>"}) {
+    auto r = ParseCreateBucketConfiguration(body);
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.error().code, ErrorCode::kMalformedXml) << body;
+  }
+}
+
+TEST(ErrorTable, S3Codes) {
+  EXPECT_EQ(LookupS3Error(ErrorCode::kNoSuchKey).status, 404u);
+  EXPECT_EQ(LookupS3Error(ErrorCode::kNoSuchKey).code, "NoSuchKey");
+  EXPECT_EQ(LookupS3Error(ErrorCode::kSignatureDoesNotMatch).status, 403u);
+  EXPECT_EQ(LookupS3Error(ErrorCode::kExpiredPresignedRequest).code, "AccessDenied");
+  EXPECT_EQ(LookupS3Error(ErrorCode::kInvalidRange).status, 416u);
+  EXPECT_EQ(LookupS3Error(ErrorCode::kMissingContentLength).status, 411u);
+  EXPECT_EQ(LookupS3Error(ErrorCode::kNotImplemented).status, 501u);
+}
+
+TEST(HttpTime, FormatsAndParses) {
+  EXPECT_EQ(FormatHttpDate(784111777000), "Sun, 06 Nov 1994 08:49:37 GMT");
+  EXPECT_EQ(FormatIso8601(784111777123), "1994-11-06T08:49:37.123Z");
+  EXPECT_EQ(ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT"), 784111777);
+  EXPECT_EQ(ParseHttpDate("Sunday, 06-Nov-94 08:49:37 GMT"), 784111777);
+  EXPECT_EQ(ParseHttpDate("Sun Nov  6 08:49:37 1994"), 784111777);
+  EXPECT_EQ(ParseHttpDate("yesterday"), std::nullopt);
+  EXPECT_EQ(ParseHttpDate(""), std::nullopt);
+}
+
+}  // namespace
+}  // namespace strata::gateway
