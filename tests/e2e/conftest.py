@@ -1,0 +1,697 @@
+"""End-to-end harness: runs the real `strata` binary on a free loopback port.
+
+Environment (set by tests/e2e/CMakeLists.txt):
+  STRATA_BIN        path of the strata binary (required)
+  STRATA_ADMIN_BIN  path of strata-admin (test_admin.py)
+
+Servers are started from a copy of conf/strata.toml (the embedded default) with listen on
+a free port, data_dir and every local tier in a temporary directory, fsync on. Stopping a
+server sends SIGTERM and requires exit code 0 within a few seconds: graceful shutdown is
+part of what every test checks.
+
+Markers:
+  boto3            added automatically to tests that use a boto3 fixture; the Debian
+                   interpreter's run (e2e_debian) selects these.
+  needs_new_boto3  needs boto3 >= 1.36 (flexible checksums, aws-chunked trailers);
+                   skipped with older boto3.
+  big              moves gigabytes; only in the e2e_new run.
+"""
+import contextlib
+import hashlib
+import inspect
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import tomllib
+import uuid
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+DEFAULT_CONF = REPO / "conf" / "strata.toml"
+
+# The bootstrap admin of conf/strata.toml, and a second, non-admin user every test server has.
+ADMIN_AK, ADMIN_SK = "strata", "strata-secret-key"
+OTHER_AK, OTHER_SK = "e2e-other-user", "e2e-other-secret-0123456789"
+REGION = "us-east-1"
+
+START_TIMEOUT = 60.0   # an Asan build on two shared cores starts slowly
+STOP_TIMEOUT = 15.0    # shutdown_grace below is 5s; the rest is slack for Asan's exit
+
+
+def _version_tuple(text):
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+try:
+    import boto3
+    import botocore
+    import botocore.config
+    BOTO3_VERSION = _version_tuple(boto3.__version__)
+except ImportError:  # pragma: no cover - every supported interpreter has boto3
+    boto3 = None
+    BOTO3_VERSION = (0, 0, 0)
+NEW_BOTO3 = BOTO3_VERSION >= (1, 36, 0)
+
+# Fixtures and helpers that make a test depend on boto3.
+BOTO3_FIXTURES = {"s3", "s3_other", "client_factory", "bucket", "presign", "presign_factory"}
+BOTO3_HELPERS = ("make_client(", "presign_url(", "raises_s3(")
+
+
+def _uses_boto3(item) -> bool:
+    if BOTO3_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    fn = getattr(item, "function", None)
+    try:
+        src = inspect.getsource(fn) if fn else ""
+    except (OSError, TypeError):
+        src = ""
+    return any(h in src for h in BOTO3_HELPERS)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "boto3: uses boto3 (selected by the e2e_debian run)")
+    config.addinivalue_line("markers", "needs_new_boto3: needs boto3 >= 1.36")
+    config.addinivalue_line("markers", "big: moves gigabytes (e2e_new only)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    skip_old = pytest.mark.skip(
+        reason=f"needs boto3 >= 1.36 (flexible checksums); this interpreter has boto3 "
+               f"{'.'.join(map(str, BOTO3_VERSION))}")
+    for item in items:
+        if _uses_boto3(item):
+            item.add_marker(pytest.mark.boto3)
+        if item.get_closest_marker("needs_new_boto3") and not NEW_BOTO3:
+            item.add_marker(skip_old)
+
+
+# ---------------------------------------------------------------------------------------
+# Configuration files
+
+
+def _toml_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # JSON string escapes are valid TOML basic-string escapes
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v)} to TOML")
+
+
+def dump_toml(cfg: dict) -> str:
+    out = []
+    for k, v in cfg.items():
+        if not isinstance(v, (dict, list)) or (isinstance(v, list) and not
+                                               all(isinstance(x, dict) for x in v)):
+            out.append(f"{k} = {_toml_value(v)}")
+    for k, v in cfg.items():
+        if isinstance(v, dict):
+            out.append(f"\n[{k}]")
+            out.extend(f"{kk} = {_toml_value(vv)}" for kk, vv in v.items())
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for entry in v:
+                out.append(f"\n[[{k}]]")
+                out.extend(f"{kk} = {_toml_value(vv)}" for kk, vv in entry.items())
+    return "\n".join(out) + "\n"
+
+
+def _merge(base: dict, overrides: dict) -> dict:
+    for k, v in overrides.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            _merge(base[k], v)
+        elif v is None:
+            base.pop(k, None)
+        else:
+            base[k] = v
+    return base
+
+
+def test_config(workdir: pathlib.Path, port: int, overrides: dict = None) -> dict:
+    """The default configuration adapted to a test: loopback port, temp dirs, fsync on."""
+    cfg = tomllib.loads(DEFAULT_CONF.read_text())
+    data_dir = workdir / "data"
+    cfg["server"].update({
+        "listen": f"127.0.0.1:{port}",
+        "data_dir": str(data_dir),
+        "fsync": True,
+        "shutdown_grace": "5s",
+        "log_level": "info",
+    })
+    for tier in cfg.get("tiers", []):
+        if tier.get("kind") == "local":
+            tier["path"] = str(data_dir / tier["name"])
+    cfg["users"].append({"access_key": OTHER_AK, "secret_key": OTHER_SK, "admin": False})
+    return _merge(cfg, overrides or {})
+
+
+test_config.__test__ = False  # not a test, despite the name
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def strata_bin() -> str:
+    path = os.environ.get("STRATA_BIN")
+    if not path:
+        pytest.fail("STRATA_BIN is not set: run the e2e tests through ctest "
+                    "(or export STRATA_BIN=build/asan/bin/strata)")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"STRATA_BIN={path} is not an executable file")
+    return path
+
+
+def admin_bin() -> str:
+    path = os.environ.get("STRATA_ADMIN_BIN")
+    if not path:
+        pytest.fail("STRATA_ADMIN_BIN is not set: run the e2e tests through ctest")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"STRATA_ADMIN_BIN={path} is not an executable file")
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# The server process
+
+
+class StrataServer:
+    """One strata process with its own config file, data directory and log files."""
+
+    def __init__(self, workdir: pathlib.Path, overrides: dict = None, config_text: str = None):
+        self.workdir = pathlib.Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.config = test_config(self.workdir, self.port, overrides)
+        self.tls = bool(self.config["server"].get("tls_cert"))
+        self.scheme = "https" if self.tls else "http"
+        self.host = "127.0.0.1"
+        self.endpoint = f"{self.scheme}://{self.host}:{self.port}"
+        self.region = self.config["server"].get("region", REGION)
+        self.access_key, self.secret_key = ADMIN_AK, ADMIN_SK
+        self.ca_file = self.config["server"].get("tls_cert")
+        self.config_path = self.workdir / "strata.toml"
+        self.config_path.write_text(config_text if config_text is not None
+                                    else dump_toml(self.config))
+        self.proc = None
+        self.starts = 0
+
+    @property
+    def netloc(self):
+        return f"{self.host}:{self.port}"
+
+    def _log_paths(self):
+        return (self.workdir / f"strata.{self.starts}.stdout",
+                self.workdir / f"strata.{self.starts}.stderr")
+
+    def logs(self) -> str:
+        """Everything every run of this server wrote to stdout and stderr."""
+        parts = []
+        for p in sorted(self.workdir.glob("strata.*.std*")):
+            parts.append(f"--- {p.name}\n" + p.read_text(errors="replace"))
+        return "\n".join(parts)
+
+    def start(self, extra_args=(), wait=True):
+        assert self.proc is None or self.proc.poll() is not None, "already running"
+        self.starts += 1
+        out_path, err_path = self._log_paths()
+        env = dict(os.environ)
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [strata_bin(), "--config", str(self.config_path), *extra_args],
+                stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=self.workdir, env=env)
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout=START_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            rc = self.proc.poll()
+            if rc is not None:
+                pytest.fail(f"strata exited with {rc} before listening on {self.netloc}\n"
+                            f"{self.logs()}")
+            try:
+                with socket.create_connection((self.host, self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.proc.kill()
+        self.proc.wait()
+        pytest.fail(f"strata did not listen on {self.netloc} within {timeout}s\n{self.logs()}")
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def send_signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, sig=signal.SIGTERM, timeout=STOP_TIMEOUT, expect_rc=0):
+        """Signals the server and waits; fails the test unless it exits with expect_rc."""
+        if self.proc is None or self.proc.poll() is not None:
+            rc = None if self.proc is None else self.proc.returncode
+        else:
+            self.proc.send_signal(sig)
+            try:
+                rc = self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                pytest.fail(f"strata did not exit within {timeout}s of {signal.Signals(sig).name}"
+                            f"\n{self.logs()}")
+        if expect_rc is not None and rc != expect_rc:
+            pytest.fail(f"strata exited with {rc}, expected {expect_rc}\n{self.logs()}")
+        return rc
+
+    def wait_exit(self, timeout=STOP_TIMEOUT):
+        """Waits for an exit already under way (after signal()); returns the exit code."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            pytest.fail(f"strata did not exit within {timeout}s\n{self.logs()}")
+
+    def kill(self):
+        """SIGKILL: a crash. Returns once the process is gone."""
+        if self.running():
+            self.proc.kill()
+            self.proc.wait()
+
+    def restart(self):
+        self.stop()
+        self.start()
+        return self
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """The shared server for tests that neither stop it nor change its configuration."""
+    srv = StrataServer(tmp_path_factory.mktemp("server")).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def strata_factory(tmp_path):
+    """Makes function-scoped servers: strata_factory(overrides={...}, start=True).
+    At the end, any still running is stopped with SIGTERM and must exit 0."""
+    made = []
+
+    def make(overrides=None, start=True, config_text=None, name=None):
+        srv = StrataServer(tmp_path / (name or f"srv{len(made)}"), overrides, config_text)
+        made.append(srv)
+        if start:
+            srv.start()
+        return srv
+
+    yield make
+    for srv in made:
+        if srv.running():
+            srv.stop()
+
+
+# ---------------------------------------------------------------------------------------
+# boto3 clients
+
+
+def make_client(srv, access_key=None, secret_key=None, signature_version="s3v4", region=None,
+                **config_kwargs):
+    """A boto3 S3 client for `srv`: path-style, SigV4 (unless asked), no retries."""
+    cfg = botocore.config.Config(
+        signature_version=signature_version,
+        s3={"addressing_style": "path"},
+        retries={"max_attempts": 1, "mode": "standard"},
+        connect_timeout=10,
+        read_timeout=300,
+        **config_kwargs)
+    return boto3.session.Session().client(
+        "s3",
+        endpoint_url=srv.endpoint,
+        aws_access_key_id=access_key or srv.access_key,
+        aws_secret_access_key=secret_key or srv.secret_key,
+        region_name=region or srv.region,
+        config=cfg,
+        verify=srv.ca_file if srv.tls else None)
+
+
+@pytest.fixture
+def client_factory():
+    return make_client
+
+
+@pytest.fixture(scope="session")
+def s3(server):
+    return make_client(server)
+
+
+@pytest.fixture(scope="session")
+def s3_other(server):
+    return make_client(server, OTHER_AK, OTHER_SK)
+
+
+def unique_bucket(prefix="e2e") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def empty_and_delete(client, bucket):
+    with contextlib.suppress(Exception):
+        token = None
+        while True:
+            kw = {"Bucket": bucket}
+            if token:
+                kw["ContinuationToken"] = token
+            page = client.list_objects_v2(**kw)
+            for obj in page.get("Contents", []):
+                client.delete_object(Bucket=bucket, Key=obj["Key"])
+            if not page.get("IsTruncated"):
+                break
+            token = page["NextContinuationToken"]
+    with contextlib.suppress(Exception):
+        client.delete_bucket(Bucket=bucket)
+
+
+@pytest.fixture
+def bucket(s3):
+    """A fresh bucket on the session server, emptied and deleted afterwards."""
+    name = unique_bucket()
+    s3.create_bucket(Bucket=name)
+    yield name
+    empty_and_delete(s3, name)
+
+
+def error_code(exc) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
+
+
+def http_status(exc) -> int:
+    return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+
+
+def xml_code(body) -> str:
+    """The <Code> of an S3 error document, or ''."""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    m = re.search(r"<Code>([^<]*)</Code>", body or "")
+    return m.group(1) if m else ""
+
+
+@contextlib.contextmanager
+def raises_s3(code, status):
+    """Expects a botocore ClientError with this S3 <Code> and HTTP status."""
+    with pytest.raises(botocore.exceptions.ClientError) as info:
+        yield info
+    got_code, got_status = error_code(info.value), http_status(info.value)
+    assert (got_code, got_status) == (code, status), info.value.response
+
+
+# ---------------------------------------------------------------------------------------
+# Presigned URLs
+
+
+def presign_url(srv, method, bucket, key=None, expires=300, signature_version="s3v4",
+                access_key=None, secret_key=None, params=None):
+    """A presigned URL for GET/PUT/HEAD/DELETE of bucket[/key]. signature_version 's3'
+    gives SigV2 (AWSAccessKeyId/Expires/Signature), 's3v4' SigV4 (X-Amz-*)."""
+    client = make_client(srv, access_key, secret_key, signature_version=signature_version)
+    op = {
+        ("GET", True): "get_object", ("PUT", True): "put_object",
+        ("HEAD", True): "head_object", ("DELETE", True): "delete_object",
+        ("GET", False): "list_objects", ("HEAD", False): "head_bucket",
+    }[(method, key is not None)]
+    p = {"Bucket": bucket}
+    if key is not None:
+        p["Key"] = key
+    p.update(params or {})
+    return client.generate_presigned_url(op, Params=p, ExpiresIn=expires, HttpMethod=method)
+
+
+@pytest.fixture
+def presign(server):
+    def make(method, bucket, key=None, **kw):
+        return presign_url(server, method, bucket, key, **kw)
+    return make
+
+
+@pytest.fixture
+def presign_factory():
+    return presign_url
+
+
+# ---------------------------------------------------------------------------------------
+# The aws CLI
+
+
+def aws_clis():
+    """Every distinct aws CLI on this machine: the one on PATH (pyenv's v1 here) and
+    Debian's /usr/bin/aws (v2)."""
+    found, seen = [], set()
+    for cand in (shutil.which("aws"), "/usr/bin/aws"):
+        if cand and os.access(cand, os.X_OK):
+            real = os.path.realpath(cand)
+            if real not in seen:
+                seen.add(real)
+                found.append(cand)
+    return found
+
+
+def run_aws(cli, srv, args, tmp_path, timeout=900, access_key=None, secret_key=None,
+            check=True):
+    """Runs `<cli> --endpoint-url <srv> <args>` with credentials in the environment and a
+    private config file (path-style; multipart only above 5GB so `s3 cp` does one PUT)."""
+    cfg = pathlib.Path(tmp_path) / "aws-config"
+    cfg.write_text("[default]\n"
+                   f"region = {srv.region}\n"
+                   "s3 =\n"
+                   "  addressing_style = path\n"
+                   "  multipart_threshold = 5GB\n"
+                   "  multipart_chunksize = 1GB\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update({
+        "AWS_ACCESS_KEY_ID": access_key or srv.access_key,
+        "AWS_SECRET_ACCESS_KEY": secret_key or srv.secret_key,
+        "AWS_DEFAULT_REGION": srv.region,
+        "AWS_CONFIG_FILE": str(cfg),
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_PAGER": "",
+    })
+    cmd = [cli, "--endpoint-url", srv.endpoint]
+    if srv.tls:
+        cmd += ["--ca-bundle", srv.ca_file]
+    cmd += list(args)
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and res.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {res.returncode}\nstdout:\n{res.stdout}\n"
+                    f"stderr:\n{res.stderr}")
+    return res
+
+
+# ---------------------------------------------------------------------------------------
+# Raw sockets
+
+
+class RawResponse:
+    def __init__(self, status, reason, headers, body, raw):
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.body = body
+        self.raw = raw
+
+    @property
+    def code(self):
+        return xml_code(self.body)
+
+    def __repr__(self):
+        return f"RawResponse({self.status} {self.reason}, {self.headers}, {self.body[:500]!r})"
+
+
+class RawConn:
+    """A plain TCP connection that sends exact bytes and parses HTTP/1.1 responses."""
+
+    def __init__(self, srv, timeout=15.0):
+        self.sock = socket.create_connection((srv.host, srv.port), timeout=timeout)
+        self.buf = b""
+        self.eof = False
+
+    def send(self, data: bytes, ignore_reset=True):
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            if not ignore_reset:
+                raise
+
+    def shutdown_write(self):
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_WR)
+
+    def _fill(self) -> bool:
+        if self.eof:
+            return False
+        try:
+            chunk = self.sock.recv(65536)
+        except ConnectionResetError:
+            chunk = b""
+        except socket.timeout:
+            raise AssertionError("timed out waiting for the server's response; "
+                                 f"got so far: {self.buf[:500]!r}")
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf += chunk
+        return True
+
+    def read_response(self, head_request=False):
+        """The next response, or None if the server closed without sending one."""
+        while b"\r\n\r\n" not in self.buf:
+            if not self._fill():
+                return None
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        status = int(parts[1])
+        reason = parts[2] if len(parts) > 2 else ""
+        headers = {}
+        for line in lines[1:]:
+            k, _, v = line.partition(":")
+            headers[k.strip().lower()] = v.strip()
+        body = b""
+        if head_request or status in (204, 304) or 100 <= status < 200:
+            pass
+        elif "content-length" in headers:
+            n = int(headers["content-length"])
+            while len(self.buf) < n and self._fill():
+                pass
+            body, self.buf = self.buf[:n], self.buf[n:]
+        elif headers.get("transfer-encoding", "").lower() == "chunked":
+            while True:
+                while b"\r\n" not in self.buf:
+                    if not self._fill():
+                        break
+                size_line, _, rest = self.buf.partition(b"\r\n")
+                size = int(size_line.split(b";")[0], 16)
+                while len(rest) < size + 2 and self._fill():
+                    rest = self.buf.partition(b"\r\n")[2]
+                body += rest[:size]
+                self.buf = rest[size + 2:]
+                if size == 0:
+                    break
+        else:
+            while self._fill():
+                pass
+            body, self.buf = self.buf, b""
+        return RawResponse(status, reason, headers, body, head)
+
+    def closed_by_peer(self, wait=5.0) -> bool:
+        """True if the server closes the connection within `wait` seconds."""
+        self.sock.settimeout(wait)
+        try:
+            while self._fill():
+                pass
+            return True
+        except AssertionError:
+            return False
+
+    def close(self):
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+@pytest.fixture
+def raw_factory():
+    conns = []
+
+    def connect(srv, timeout=15.0):
+        c = RawConn(srv, timeout)
+        conns.append(c)
+        return c
+
+    yield connect
+    for c in conns:
+        c.close()
+
+
+def raw_exchange(srv, data: bytes, shutdown_write=False, timeout=15.0):
+    """Sends `data` on a new connection and returns the first response (or None)."""
+    conn = RawConn(srv, timeout)
+    try:
+        conn.send(data)
+        if shutdown_write:
+            conn.shutdown_write()
+        return conn.read_response()
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------------------------------
+# Files
+
+
+def write_random_file(path, size, block=1 << 20):
+    """Writes `size` random bytes to `path` without holding them; returns (sha256, md5)."""
+    sha, md5 = hashlib.sha256(), hashlib.md5()
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            chunk = os.urandom(min(block, left))
+            sha.update(chunk)
+            md5.update(chunk)
+            f.write(chunk)
+            left -= len(chunk)
+    return sha.hexdigest(), md5.hexdigest()
+
+
+def sha256_file(path, block=1 << 20):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(block)
+            if not chunk:
+                return h.hexdigest()
+            h.update(chunk)
+
+
+def sha256_stream(body, block=1 << 20, out_path=None):
+    """Hashes a botocore StreamingBody (writing it to out_path if given) chunk by chunk."""
+    h, n = hashlib.sha256(), 0
+    f = open(out_path, "wb") if out_path else None
+    try:
+        for chunk in body.iter_chunks(block):
+            h.update(chunk)
+            n += len(chunk)
+            if f:
+                f.write(chunk)
+    finally:
+        if f:
+            f.close()
+    return h.hexdigest(), n
+
+
+class Background(threading.Thread):
+    """Runs fn in a thread and keeps its result or exception."""
+
+    def __init__(self, fn):
+        super().__init__(daemon=True)
+        self.fn, self.result, self.error = fn, None, None
+
+    def run(self):
+        try:
+            self.result = self.fn()
+        except BaseException as e:  # noqa: BLE001 - reported to the test
+            self.error = e

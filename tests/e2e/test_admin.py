@@ -1,0 +1,140 @@
+"""strata-admin --config FILE user create/list/delete against a running server.
+
+The CLI's output format is not fixed yet; parse_credentials accepts JSON
+({"access_key": ..., "secret_key": ...}) or "access key: X" / "secret_key = Y" lines.
+"""
+import json
+import re
+import subprocess
+
+import pytest
+import requests
+
+import s3sign
+from conftest import (ADMIN_SK, OTHER_AK, OTHER_SK, admin_bin, make_client, raises_s3,
+                      raw_exchange, unique_bucket)
+
+
+def admin(srv, *args, check=True, timeout=60):
+    res = subprocess.run([admin_bin(), "--config", str(srv.config_path), *args],
+                         capture_output=True, text=True, timeout=timeout,
+                         stdin=subprocess.DEVNULL)
+    if check and res.returncode != 0:
+        pytest.fail(f"strata-admin {' '.join(args)} exited {res.returncode}\n"
+                    f"stdout:\n{res.stdout}\nstderr:\n{res.stderr}")
+    return res
+
+
+def _find_json_creds(obj):
+    if isinstance(obj, dict):
+        lowered = {re.sub(r"[^a-z]", "", k.lower()): v for k, v in obj.items()}
+        ak = lowered.get("accesskey") or lowered.get("accesskeyid")
+        sk = lowered.get("secretkey") or lowered.get("secretaccesskey")
+        if isinstance(ak, str) and isinstance(sk, str):
+            return ak, sk
+        for v in obj.values():
+            found = _find_json_creds(v)
+            if found:
+                return found
+    if isinstance(obj, list):
+        for v in obj:
+            found = _find_json_creds(v)
+            if found:
+                return found
+    return None
+
+
+def parse_credentials(text):
+    with_json = text.strip()
+    if with_json.startswith(("{", "[")):
+        try:
+            found = _find_json_creds(json.loads(with_json))
+        except ValueError:
+            found = None
+        if found:
+            return found
+    ak = re.search(r"access[ _-]?key(?:[ _-]?id)?\W+([A-Za-z0-9+/=_.-]{3,})", text, re.I)
+    sk = re.search(r"secret(?:[ _-]?access)?[ _-]?key\W+([A-Za-z0-9+/=_.-]{8,})", text, re.I)
+    assert ak and sk, f"cannot find an access key and a secret key in:\n{text}"
+    return ak.group(1), sk.group(1)
+
+
+def listed_keys(srv):
+    return admin(srv, "user", "list").stdout
+
+
+@pytest.fixture
+def admin_server(strata_factory):
+    return strata_factory(name="admin")
+
+
+def test_user_create_list_delete(admin_server):
+    srv = admin_server
+    before = listed_keys(srv)
+    assert "strata" in before and OTHER_AK in before, before
+    assert ADMIN_SK not in before and OTHER_SK not in before, "user list must not show secrets"
+
+    ak, sk = parse_credentials(admin(srv, "user", "create").stdout)
+    assert ak and sk and ak != sk
+    listing = listed_keys(srv)
+    assert ak in listing, listing
+    assert sk not in listing, "user list must not show secrets"
+
+    user = make_client(srv, ak, sk)
+    name = unique_bucket("admin")
+    user.create_bucket(Bucket=name)
+    user.put_object(Bucket=name, Key="k", Body=b"made by a new user")
+    assert user.get_object(Bucket=name, Key="k")["Body"].read() == b"made by a new user"
+    user.delete_object(Bucket=name, Key="k")
+    user.delete_bucket(Bucket=name)
+
+    admin(srv, "user", "delete", ak)
+    assert ak not in listed_keys(srv)
+    with raises_s3("InvalidAccessKeyId", 403):
+        make_client(srv, ak, sk).list_buckets()
+    # The bootstrap users are untouched.
+    make_client(srv).list_buckets()
+    make_client(srv, OTHER_AK, OTHER_SK).list_buckets()
+
+    # No secret ever reaches the server's log.
+    logs = srv.logs()
+    for secret in (sk, ADMIN_SK, OTHER_SK):
+        assert secret not in logs, f"a secret key appears in the server log:\n{logs}"
+
+
+def test_created_user_survives_restart(admin_server):
+    srv = admin_server
+    ak, sk = parse_credentials(admin(srv, "user", "create").stdout)
+    srv.restart()
+    make_client(srv, ak, sk).list_buckets()
+    admin(srv, "user", "delete", ak)
+    srv.restart()
+    with raises_s3("InvalidAccessKeyId", 403):
+        make_client(srv, ak, sk).list_buckets()
+
+
+def test_delete_unknown_user_fails(admin_server):
+    res = admin(admin_server, "user", "delete", "NO-SUCH-USER-KEY", check=False)
+    assert res.returncode != 0
+    assert "NO-SUCH-USER-KEY" in res.stdout + res.stderr
+
+
+def test_admin_with_server_down_fails_cleanly(admin_server):
+    admin_server.stop()
+    res = admin(admin_server, "user", "list", check=False, timeout=60)
+    assert res.returncode != 0
+    assert "Traceback" not in res.stderr and "terminate called" not in res.stderr
+
+
+def test_admin_api_needs_an_admin(admin_server):
+    srv = admin_server
+    # Anonymous.
+    r = requests.get(f"{srv.endpoint}/_strata/admin/users", timeout=30)
+    assert r.status_code == 403, r.text
+    # Signed by a valid, non-admin user.
+    signer = s3sign.SigV4(OTHER_AK, OTHER_SK, srv.region)
+    resp = raw_exchange(srv, s3sign.signed_request_bytes(signer, "GET", srv.netloc,
+                                                         "/_strata/admin/users"))
+    assert resp is not None and resp.status == 403, resp
+    assert resp.code == "AccessDenied", resp
+    assert OTHER_SK.encode() not in resp.body and ADMIN_SK.encode() not in resp.body
