@@ -1,0 +1,264 @@
+#include "storage/local/local_tier.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <utility>
+
+namespace strata::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kHex[] = "0123456789abcdef";
+
+std::string NewFileId() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof(bytes)) {
+    const ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      break;
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  if (got < sizeof(bytes)) {
+    // getrandom unavailable: fall back to a per-thread generator seeded by the OS.
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    for (auto& b : bytes) {
+      b = static_cast<unsigned char>(rng());
+    }
+  }
+  std::string id;
+  id.reserve(32);
+  for (unsigned char b : bytes) {
+    id.push_back(kHex[b >> 4]);
+    id.push_back(kHex[b & 0xf]);
+  }
+  return id;
+}
+
+Result<void> SyncDir(const std::string& path) {
+  UniqueFd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) {
+    return ErrnoError(errno, "open directory", path);
+  }
+  if (::fsync(dir.get()) != 0) {
+    return ErrnoError(errno, "fsync directory", path);
+  }
+  return Ok();
+}
+
+Result<void> MakeDir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoError(errno, "mkdir", path);
+  }
+  return Ok();
+}
+
+}  // namespace
+
+Error ErrnoError(int err, std::string_view op, std::string_view path) {
+  std::string msg = std::string(op) + " " + std::string(path) + ": " + std::strerror(err);
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+      return Error(ErrorCode::kNoSpace, std::move(msg));
+    case ENOENT:
+      return Error(ErrorCode::kNotFound, std::move(msg));
+    case EMFILE:
+    case ENFILE:
+    case EAGAIN:
+    case EINTR:
+    case ENOMEM:
+      return Error(ErrorCode::kUnavailable, std::move(msg), true);
+    default:
+      return Error(ErrorCode::kInternal, std::move(msg));
+  }
+}
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    fd_ = other.Release();
+  }
+  return *this;
+}
+
+void UniqueFd::Reset() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+LocalTempFile::LocalTempFile(const LocalTier& tier, std::string id, UniqueFd fd)
+    : tier_(tier), id_(std::move(id)), fd_(std::move(fd)) {}
+
+LocalTempFile::~LocalTempFile() {
+  fd_.Reset();
+  if (!promoted_) {
+    ::unlink(tier_.TempPath(id_).c_str());
+  }
+}
+
+Result<void> LocalTempFile::Append(std::string_view data) {
+  if (promoted_ || !fd_.valid()) {
+    return Error(ErrorCode::kInternal, "append to a closed file");
+  }
+  while (!data.empty()) {
+    const ssize_t n = ::pwrite(fd_.get(), data.data(), data.size(), static_cast<off_t>(size_));
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return ErrnoError(errno, "write", tier_.TempPath(id_));
+    }
+    size_ += static_cast<std::uint64_t>(n);
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return Ok();
+}
+
+LocalTier::LocalTier(std::string name, std::string root, bool fsync)
+    : name_(std::move(name)), root_(std::move(root)), fsync_(fsync) {}
+
+Result<std::unique_ptr<LocalTier>> LocalTier::Open(std::string name, std::string root,
+                                                   bool fsync) {
+  if (root.empty()) {
+    return Error(ErrorCode::kInvalidArgument, "tier " + name + " has no path");
+  }
+  while (root.size() > 1 && root.back() == '/') {
+    root.pop_back();
+  }
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) {
+    return Error(ErrorCode::kInternal, "create " + root + ": " + ec.message());
+  }
+  std::unique_ptr<LocalTier> tier(new LocalTier(std::move(name), std::move(root), fsync));
+  const std::string tmp = tier->root_ + "/tmp";
+  const std::string data = tier->root_ + "/data";
+  STRATA_RETURN_IF_ERROR(MakeDir(tmp));
+  STRATA_RETURN_IF_ERROR(MakeDir(data));
+  for (int i = 0; i < 256; ++i) {
+    const char sub[3] = {kHex[i >> 4], kHex[i & 0xf], '\0'};
+    STRATA_RETURN_IF_ERROR(MakeDir(data + "/" + sub));
+  }
+  // Orphans of interrupted writes.
+  for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code remove_ec;
+    fs::remove_all(it->path(), remove_ec);
+    if (remove_ec) {
+      return Error(ErrorCode::kInternal,
+                   "remove " + it->path().string() + ": " + remove_ec.message());
+    }
+  }
+  if (ec) {
+    return Error(ErrorCode::kInternal, "list " + tmp + ": " + ec.message());
+  }
+  if (fsync) {
+    STRATA_RETURN_IF_ERROR(SyncDir(tier->root_));
+    STRATA_RETURN_IF_ERROR(SyncDir(data));
+  }
+  return tier;
+}
+
+bool LocalTier::IsValidId(std::string_view id) {
+  if (id.size() != 32) {
+    return false;
+  }
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string LocalTier::DataPath(std::string_view id) const {
+  std::string path = root_ + "/data/";
+  path.append(id.substr(0, 2));
+  path.push_back('/');
+  path.append(id);
+  return path;
+}
+
+std::string LocalTier::TempPath(std::string_view id) const {
+  return root_ + "/tmp/" + std::string(id);
+}
+
+Result<std::unique_ptr<LocalTempFile>> LocalTier::CreateTemp() {
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    std::string id = NewFileId();
+    const std::string path = TempPath(id);
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (!fd.valid()) {
+      if (errno == EEXIST) {
+        continue;  // astronomically unlikely; draw again
+      }
+      return ErrnoError(errno, "create", path);
+    }
+    return std::unique_ptr<LocalTempFile>(new LocalTempFile(*this, std::move(id), std::move(fd)));
+  }
+  return Error(ErrorCode::kInternal, "could not draw a fresh file id");
+}
+
+Result<void> LocalTier::Promote(LocalTempFile& file) {
+  if (file.promoted_) {
+    return Error(ErrorCode::kInternal, "file already promoted");
+  }
+  const std::string from = TempPath(file.id_);
+  const std::string to = DataPath(file.id_);
+  if (fsync_ && ::fsync(file.fd_.get()) != 0) {
+    return ErrnoError(errno, "fsync", from);
+  }
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return ErrnoError(errno, "rename to", to);
+  }
+  file.promoted_ = true;
+  file.fd_.Reset();
+  if (fsync_) {
+    auto synced = SyncDir(root_ + "/data/" + file.id_.substr(0, 2));
+    if (!synced.ok()) {
+      // Not durable: take it back out so the caller's failure leaves nothing behind.
+      ::unlink(to.c_str());
+      return synced;
+    }
+  }
+  return Ok();
+}
+
+Result<UniqueFd> LocalTier::OpenForRead(std::string_view id) const {
+  if (!IsValidId(id)) {
+    return Error(ErrorCode::kCorruption, "malformed data file id");
+  }
+  const std::string path = DataPath(id);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return ErrnoError(errno, "open", path);
+  }
+  return fd;
+}
+
+Result<void> LocalTier::Remove(std::string_view id) const {
+  if (!IsValidId(id)) {
+    return Error(ErrorCode::kCorruption, "malformed data file id");
+  }
+  const std::string path = DataPath(id);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError(errno, "unlink", path);
+  }
+  return Ok();
+}
+
+}  // namespace strata::storage

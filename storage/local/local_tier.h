@@ -1,0 +1,107 @@
+// LocalTier: a directory on a local disk holding object data files (private to storage/).
+//
+// Layout under the root: tmp/<id> for files being written, data/<id[0:2]>/<id> for
+// committed ones; ids are 128-bit random numbers in 32 lower-case hex digits. A file is
+// created in tmp/, written, then promoted (fsync file, rename into data/, fsync the data
+// directory; both fsyncs skipped when `fsync` is off). Anything left in tmp/ at open is
+// an interrupted write and is deleted. Thread-safe: distinct files may be used from
+// distinct threads at once; one LocalTempFile is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+
+namespace strata::storage {
+
+// An owned file descriptor, closed on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { Reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int Release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void Reset();
+
+ private:
+  int fd_ = -1;
+};
+
+class LocalTier;
+
+// A data file being written in tmp/. Unless promoted, destruction unlinks it.
+class LocalTempFile {
+ public:
+  ~LocalTempFile();
+  LocalTempFile(const LocalTempFile&) = delete;
+  LocalTempFile& operator=(const LocalTempFile&) = delete;
+
+  // Appends at the end (pwrite). kNoSpace when the disk or quota is full.
+  Result<void> Append(std::string_view data);
+  std::uint64_t size() const { return size_; }
+  const std::string& id() const { return id_; }
+  bool promoted() const { return promoted_; }
+
+ private:
+  friend class LocalTier;
+  LocalTempFile(const LocalTier& tier, std::string id, UniqueFd fd);
+
+  const LocalTier& tier_;
+  std::string id_;
+  UniqueFd fd_;
+  std::uint64_t size_ = 0;
+  bool promoted_ = false;
+};
+
+class LocalTier {
+ public:
+  // Creates root, tmp/ and data/ (and its 256 fan-out directories) as needed and empties
+  // tmp/. Errors name the path.
+  static Result<std::unique_ptr<LocalTier>> Open(std::string name, std::string root, bool fsync);
+
+  const std::string& name() const { return name_; }
+  const std::string& root() const { return root_; }
+  bool fsync() const { return fsync_; }
+
+  // A new, empty file in tmp/ (O_CLOEXEC, mode 0644).
+  Result<std::unique_ptr<LocalTempFile>> CreateTemp();
+  // Makes `file` a data file under its id: fsync, rename into data/, fsync the directory.
+  // On failure the file stays in tmp/ (and is removed when `file` is destroyed).
+  Result<void> Promote(LocalTempFile& file);
+  // Opens a data file for reading (caller owns the fd). kNotFound when it is gone,
+  // kCorruption when `id` is not a well-formed file id.
+  Result<UniqueFd> OpenForRead(std::string_view id) const;
+  // Unlinks a data file; succeeds when it is already gone.
+  Result<void> Remove(std::string_view id) const;
+
+  std::string DataPath(std::string_view id) const;
+  std::string TempPath(std::string_view id) const;
+  static bool IsValidId(std::string_view id);
+
+ private:
+  LocalTier(std::string name, std::string root, bool fsync);
+
+  std::string name_;
+  std::string root_;
+  bool fsync_;
+};
+
+// An Error for a failed system call: kNoSpace, kNotFound, kUnavailable (retryable) or
+// kInternal by errno; the message names the operation and path.
+Error ErrnoError(int err, std::string_view op, std::string_view path);
+
+}  // namespace strata::storage

@@ -1,0 +1,96 @@
+#include "storage/local/local_tier.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/unit/storage/test_dir.h"
+
+namespace strata::storage {
+namespace {
+
+using testing::FilesUnder;
+using testing::TempDir;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(LocalTierTest, WritePromoteReadRemove) {
+  TempDir dir;
+  auto tier = LocalTier::Open("hot", (dir.path() / "hot").string(), true);
+  ASSERT_TRUE(tier.ok()) << tier.error().message;
+  auto file = (*tier)->CreateTemp();
+  ASSERT_TRUE(file.ok());
+  const std::string id = (*file)->id();
+  EXPECT_TRUE(LocalTier::IsValidId(id));
+  ASSERT_TRUE((*file)->Append("hello ").ok());
+  ASSERT_TRUE((*file)->Append("world").ok());
+  EXPECT_EQ((*file)->size(), 11u);
+  struct stat st {};
+  ASSERT_EQ(::stat((*tier)->TempPath(id).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+
+  ASSERT_TRUE((*tier)->Promote(**file).ok());
+  file->reset();  // a promoted file survives its handle
+  const std::string data_path = (*tier)->DataPath(id);
+  EXPECT_EQ(data_path, (dir.path() / "hot" / "data" / id.substr(0, 2) / id).string());
+  EXPECT_EQ(ReadFile(data_path), "hello world");
+  EXPECT_TRUE(FilesUnder(dir.path() / "hot" / "tmp").empty());
+
+  auto fd = (*tier)->OpenForRead(id);
+  ASSERT_TRUE(fd.ok());
+  ASSERT_TRUE((*tier)->Remove(id).ok());
+  EXPECT_TRUE((*tier)->Remove(id).ok());  // already gone is fine
+  EXPECT_EQ((*tier)->OpenForRead(id).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ((*tier)->OpenForRead("../../etc/passwd").error().code, ErrorCode::kCorruption);
+  EXPECT_TRUE(FilesUnder(dir.path()).empty());
+}
+
+TEST(LocalTierTest, AbandonedTempFileIsRemoved) {
+  TempDir dir;
+  auto tier = LocalTier::Open("hot", dir.path().string(), false);
+  ASSERT_TRUE(tier.ok());
+  {
+    auto file = (*tier)->CreateTemp();
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->Append("x").ok());
+    EXPECT_EQ(FilesUnder(dir.path()).size(), 1u);
+  }
+  EXPECT_TRUE(FilesUnder(dir.path()).empty());
+}
+
+TEST(LocalTierTest, OpenDeletesOrphansInTmp) {
+  TempDir dir;
+  {
+    auto tier = LocalTier::Open("hot", dir.path().string(), false);
+    ASSERT_TRUE(tier.ok());
+  }
+  std::ofstream(dir.path() / "tmp" / "0123456789abcdef0123456789abcdef") << "orphan";
+  std::filesystem::create_directories(dir.path() / "tmp" / "stray-dir");
+  std::ofstream(dir.path() / "tmp" / "stray-dir" / "f") << "x";
+  std::ofstream(dir.path() / "data" / "ab" / "ab456789abcdef0123456789abcdef01") << "kept";
+  auto tier = LocalTier::Open("hot", dir.path().string(), false);
+  ASSERT_TRUE(tier.ok());
+  auto left = FilesUnder(dir.path());
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].filename(), "ab456789abcdef0123456789abcdef01");
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "tmp"));
+}
+
+TEST(LocalTierTest, OpenFailsOnUnusablePath) {
+  TempDir dir;
+  std::ofstream(dir.path() / "file") << "x";
+  auto tier = LocalTier::Open("hot", (dir.path() / "file" / "sub").string(), false);
+  EXPECT_FALSE(tier.ok());
+  EXPECT_FALSE(LocalTier::Open("hot", "", false).ok());
+}
+
+}  // namespace
+}  // namespace strata::storage

@@ -1,0 +1,47 @@
+// A fresh temporary directory per test, removed afterwards.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace strata::storage::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("strata-storage-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()) +
+             std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Regular files anywhere under `dir`.
+inline std::vector<std::filesystem::path> FilesUnder(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file()) {
+      out.push_back(it->path());
+    }
+  }
+  return out;
+}
+
+}  // namespace strata::storage::testing
