@@ -150,10 +150,6 @@ Result<std::unique_ptr<LocalTier>> LocalTier::Open(std::string name, std::string
   const std::string data = tier->root_ + "/data";
   STRATA_RETURN_IF_ERROR(MakeDir(tmp));
   STRATA_RETURN_IF_ERROR(MakeDir(data));
-  for (int i = 0; i < 256; ++i) {
-    const char sub[3] = {kHex[i >> 4], kHex[i & 0xf], '\0'};
-    STRATA_RETURN_IF_ERROR(MakeDir(data + "/" + sub));
-  }
   // Orphans of interrupted writes.
   for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code remove_ec;
@@ -223,7 +219,18 @@ Result<void> LocalTier::Promote(LocalTempFile& file) {
     return ErrnoError(errno, "fsync", from);
   }
   if (::rename(from.c_str(), to.c_str()) != 0) {
-    return ErrnoError(errno, "rename to", to);
+    if (errno != ENOENT) {
+      return ErrnoError(errno, "rename to", to);
+    }
+    // The fan-out directory data/<id[0:2]> is made on first use (and made durable).
+    const std::string data = root_ + "/data";
+    STRATA_RETURN_IF_ERROR(MakeDir(data + "/" + file.id_.substr(0, 2)));
+    if (fsync_) {
+      STRATA_RETURN_IF_ERROR(SyncDir(data));
+    }
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+      return ErrnoError(errno, "rename to", to);
+    }
   }
   file.promoted_ = true;
   file.fd_.Reset();

@@ -69,8 +69,8 @@ class LocalTempFile {
 
 class LocalTier {
  public:
-  // Creates root, tmp/ and data/ (and its 256 fan-out directories) as needed and empties
-  // tmp/. Errors name the path.
+  // Creates root, tmp/ and data/ as needed (data/<xx>/ fan-out directories are made on
+  // first use) and empties tmp/. Errors name the path.
   static Result<std::unique_ptr<LocalTier>> Open(std::string name, std::string root, bool fsync);
 
   const std::string& name() const { return name_; }

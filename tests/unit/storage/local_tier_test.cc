@@ -75,6 +75,7 @@ TEST(LocalTierTest, OpenDeletesOrphansInTmp) {
   std::ofstream(dir.path() / "tmp" / "0123456789abcdef0123456789abcdef") << "orphan";
   std::filesystem::create_directories(dir.path() / "tmp" / "stray-dir");
   std::ofstream(dir.path() / "tmp" / "stray-dir" / "f") << "x";
+  std::filesystem::create_directories(dir.path() / "data" / "ab");
   std::ofstream(dir.path() / "data" / "ab" / "ab456789abcdef0123456789abcdef01") << "kept";
   auto tier = LocalTier::Open("hot", dir.path().string(), false);
   ASSERT_TRUE(tier.ok());
