@@ -125,7 +125,9 @@ class ChunkedDecoder final : public PayloadDecoder {
     kDone,
   };
 
-  static Error Framing(std::string msg) { return Error(ErrorCode::kInvalidChunkSize, std::move(msg)); }
+  static Error Framing(std::string msg) {
+    return Error(ErrorCode::kInvalidChunkSize, std::move(msg));
+  }
   static Error BadSignature() {
     return Error(ErrorCode::kSignatureDoesNotMatch,
                  "The request signature we calculated does not match the signature you "
@@ -261,7 +263,8 @@ class ChunkedDecoder final : public PayloadDecoder {
     }
     if (signed_chunks_) {
       std::optional<std::string_view> sig;
-      std::string_view ext = semi == std::string_view::npos ? std::string_view() : line.substr(semi);
+      std::string_view ext =
+          semi == std::string_view::npos ? std::string_view() : line.substr(semi);
       while (!ext.empty()) {
         ext.remove_prefix(1);  // ';'
         std::size_t next = ext.find(';');
@@ -277,8 +280,7 @@ class ChunkedDecoder final : public PayloadDecoder {
       }
       chunk_signature_ = internal::ToLower(*sig);
     }
-    if (decoded_length_ >= 0 &&
-        total_ + size > static_cast<std::uint64_t>(decoded_length_)) {
+    if (decoded_length_ >= 0 && total_ + size > static_cast<std::uint64_t>(decoded_length_)) {
       return Framing("chunks carry more data than x-amz-decoded-content-length");
     }
     total_ += size;

@@ -66,8 +66,7 @@ CanonicalHeaders Canonicalize(const std::vector<std::pair<std::string, std::stri
   return out;
 }
 
-void EraseHeader(std::vector<std::pair<std::string, std::string>>& headers,
-                 std::string_view name) {
+void EraseHeader(std::vector<std::pair<std::string, std::string>>& headers, std::string_view name) {
   std::erase_if(headers, [&](const auto& h) { return internal::IEquals(h.first, name); });
 }
 
@@ -116,9 +115,8 @@ void SignV4(SignRequest& request, const Credential& cred, const std::string& reg
   request.headers.emplace_back("Authorization", std::move(auth));
 }
 
-std::string PresignV4(const SignRequest& request, const Credential& cred,
-                      const std::string& region, const std::string& service, WallTime now,
-                      std::chrono::seconds expires) {
+std::string PresignV4(const SignRequest& request, const Credential& cred, const std::string& region,
+                      const std::string& service, WallTime now, std::chrono::seconds expires) {
   const std::string amz_date = internal::FormatAmzDate(now);
   const std::string date = amz_date.substr(0, 8);
   const std::string scope = Scope(date, region, service);
@@ -160,10 +158,10 @@ std::string PresignV4(const SignRequest& request, const Credential& cred,
     add("X-Amz-Content-Sha256", payload);
   }
 
-  std::string canonical_request = internal::CanonicalRequestV4(
-      request.method, internal::CanonicalUri(request.raw_path),
-      internal::CanonicalQuery(internal::ParseQuery(query)), ch.headers, ch.signed_headers,
-      payload);
+  std::string canonical_request =
+      internal::CanonicalRequestV4(request.method, internal::CanonicalUri(request.raw_path),
+                                   internal::CanonicalQuery(internal::ParseQuery(query)),
+                                   ch.headers, ch.signed_headers, payload);
   internal::Digest32 key = internal::CachedSigningKey(cred.secret_key, date, region, service);
   std::string signature = internal::HexLower(internal::HmacSha256(
       internal::AsView(key), internal::StringToSignV4(amz_date, scope, canonical_request)));

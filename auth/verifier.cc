@@ -111,8 +111,8 @@ bool ParseCredential(std::string_view cred, CredentialScope& out) {
 Result<void> CheckScope(const CredentialScope& c, std::string_view amz_date,
                         const VerifierOptions& options, ErrorCode code, std::string_view prefix) {
   if (c.date.size() != 8 || !AllDigits(c.date) || amz_date.substr(0, 8) != c.date) {
-    return Err(code, std::string(prefix) +
-                         "Invalid credential date. Date is not the same as X-Amz-Date.");
+    return Err(
+        code, std::string(prefix) + "Invalid credential date. Date is not the same as X-Amz-Date.");
   }
   if (c.region != options.region) {
     return Err(code, std::string(prefix) + "the region '" + std::string(c.region) +
@@ -207,8 +207,7 @@ Result<std::string> MatchV4Signature(const V4Check& c, const Digest32& key) {
     std::string canonical_request = internal::CanonicalRequestV4(
         c.method, uri, c.canonical_query, c.headers, c.signed_headers, c.payload_hash);
     return internal::HexLower(internal::HmacSha256(
-        internal::AsView(key),
-        internal::StringToSignV4(c.amz_date, c.scope, canonical_request)));
+        internal::AsView(key), internal::StringToSignV4(c.amz_date, c.scope, canonical_request)));
   };
   std::string canonical_uri = internal::CanonicalUri(c.raw_path);
   std::string sig = compute(canonical_uri);
@@ -397,8 +396,8 @@ class Verification {
   Result<AuthResult> HeaderV4(std::string_view rest) {
     constexpr std::string_view kMalformed = "The authorization header is malformed; ";
     const auto malformed = [&](std::string_view why) {
-      return Err(ErrorCode::kAuthorizationHeaderMalformed, std::string(kMalformed) +
-                                                               std::string(why));
+      return Err(ErrorCode::kAuthorizationHeaderMalformed,
+                 std::string(kMalformed) + std::string(why));
     };
     std::string_view credential, signed_headers, signature;
     bool have_cred = false, have_signed = false, have_sig = false;
@@ -515,8 +514,7 @@ class Verification {
                            result.payload == PayloadMode::kStreamingUnsignedTrailer;
     if (streaming && request_.HasHeader("x-amz-decoded-content-length")) {
       std::int64_t n = 0;
-      if (!internal::ParseDecimal(TrimSpaces(request_.Header("x-amz-decoded-content-length")),
-                                  n)) {
+      if (!internal::ParseDecimal(TrimSpaces(request_.Header("x-amz-decoded-content-length")), n)) {
         return Err(ErrorCode::kInvalidArgument,
                    "x-amz-decoded-content-length must be a non-negative integer");
       }
@@ -541,8 +539,8 @@ class Verification {
                   amz_date,
                   scope.scope,
                   provided};
-    Digest32 key = internal::CachedSigningKey(cred->secret_key, scope.date, scope.region,
-                                              scope.service);
+    Digest32 key =
+        internal::CachedSigningKey(cred->secret_key, scope.date, scope.region, scope.service);
     Result<std::string> matched = MatchV4Signature(check, key);
     if (!matched.ok()) {
       return std::move(matched).error();
@@ -641,8 +639,8 @@ class Verification {
                   date->value,
                   scope.scope,
                   provided};
-    Digest32 key = internal::CachedSigningKey(cred->secret_key, scope.date, scope.region,
-                                              scope.service);
+    Digest32 key =
+        internal::CachedSigningKey(cred->secret_key, scope.date, scope.region, scope.service);
     Result<std::string> matched = MatchV4Signature(check, key);
     if (!matched.ok()) {
       return std::move(matched).error();
@@ -714,8 +712,8 @@ class Verification {
     }
     std::int64_t expiry = 0;
     if (!internal::ParseDecimal(expires->value, expiry)) {
-      return Err(ErrorCode::kAccessDenied, "Invalid date (should be seconds since epoch): " +
-                                               expires->value);
+      return Err(ErrorCode::kAccessDenied,
+                 "Invalid date (should be seconds since epoch): " + expires->value);
     }
     Result<Credential> cred = Lookup(access_key->value);
     if (!cred.ok()) {

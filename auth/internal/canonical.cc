@@ -208,9 +208,9 @@ std::optional<WallTime> MakeTime(int year, int month, int day, int hour, int min
       day > DaysInMonth(year, month) || hour > 23 || minute > 59 || second > 60) {
     return std::nullopt;
   }
-  std::int64_t secs = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) *
-                          86400 +
-                      hour * 3600 + minute * 60 + second - offset_seconds;
+  std::int64_t secs =
+      DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
+      hour * 3600 + minute * 60 + second - offset_seconds;
   return WallTime(std::chrono::seconds(secs));
 }
 
@@ -257,16 +257,15 @@ std::optional<WallTime> ParseAmzDate(std::string_view s) {
   }
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
   if (!Digits(s.substr(0, 4), y) || !Digits(s.substr(4, 2), mo) || !Digits(s.substr(6, 2), d) ||
-      !Digits(s.substr(9, 2), h) || !Digits(s.substr(11, 2), mi) ||
-      !Digits(s.substr(13, 2), sec)) {
+      !Digits(s.substr(9, 2), h) || !Digits(s.substr(11, 2), mi) || !Digits(s.substr(13, 2), sec)) {
     return std::nullopt;
   }
   return MakeTime(y, mo, d, h, mi, sec, 0);
 }
 
 std::string FormatAmzDate(WallTime t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(
-      std::chrono::time_point_cast<std::chrono::seconds>(t));
+  std::time_t tt =
+      std::chrono::system_clock::to_time_t(std::chrono::time_point_cast<std::chrono::seconds>(t));
   std::tm tm{};
   gmtime_r(&tt, &tm);
   char buf[32];
@@ -359,8 +358,8 @@ std::string StringToSignV4(std::string_view amz_date, std::string_view scope,
   return out;
 }
 
-Digest32 DeriveSigningKey(std::string_view secret, std::string_view date,
-                          std::string_view region, std::string_view service) {
+Digest32 DeriveSigningKey(std::string_view secret, std::string_view date, std::string_view region,
+                          std::string_view service) {
   std::string k = "AWS4";
   k += secret;
   Digest32 k_date = HmacSha256(k, date);
@@ -382,8 +381,8 @@ KeyCache& ThreadCache() {
 
 }  // namespace
 
-Digest32 CachedSigningKey(std::string_view secret, std::string_view date,
-                          std::string_view region, std::string_view service) {
+Digest32 CachedSigningKey(std::string_view secret, std::string_view date, std::string_view region,
+                          std::string_view service) {
   // The cache key holds a digest of the secret, not the secret itself.
   Digest32 secret_digest = Sha256Of(secret);
   std::string key;

@@ -64,11 +64,11 @@ std::string StringToSignV4(std::string_view amz_date, std::string_view scope,
                            std::string_view canonical_request);
 
 // kSigning = HMAC(HMAC(HMAC(HMAC("AWS4"+secret, date), region), service), "aws4_request").
-Digest32 DeriveSigningKey(std::string_view secret, std::string_view date,
-                          std::string_view region, std::string_view service);
+Digest32 DeriveSigningKey(std::string_view secret, std::string_view date, std::string_view region,
+                          std::string_view service);
 // The same through a bounded thread_local cache keyed by (secret, date, region, service).
-Digest32 CachedSigningKey(std::string_view secret, std::string_view date,
-                          std::string_view region, std::string_view service);
+Digest32 CachedSigningKey(std::string_view secret, std::string_view date, std::string_view region,
+                          std::string_view service);
 // Entries currently in this thread's cache (tests).
 std::size_t SigningKeyCacheSizeForTest();
 inline constexpr std::size_t kSigningKeyCacheCapacity = 256;

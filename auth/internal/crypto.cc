@@ -68,8 +68,8 @@ std::string HexLower(const std::uint8_t* data, std::size_t n) {
 
 std::string Base64Encode(const std::uint8_t* data, std::size_t n) {
   std::string out(4 * ((n + 2) / 3) + 1, '\0');
-  int len = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data,
-                            static_cast<int>(n));
+  int len =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(n));
   out.resize(len < 0 ? 0 : static_cast<std::size_t>(len));
   return out;
 }

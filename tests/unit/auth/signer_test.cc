@@ -63,11 +63,12 @@ TEST(Signer, ReproducesPresignedExample) {
   s.headers = {{"Host", "examplebucket.s3.amazonaws.com"}};
   std::string q = PresignV4(s, ExampleCredential(), "us-east-1", "s3", ExampleTime(),
                             std::chrono::seconds(86400));
-  EXPECT_EQ(q,
-            "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-"
-            "east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-"
-            "SignedHeaders=host&X-Amz-Signature="
-            "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404");
+  EXPECT_EQ(
+      q,
+      "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-"
+      "east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-"
+      "SignedHeaders=host&X-Amz-Signature="
+      "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404");
 }
 
 class RoundTrip : public ::testing::Test {
@@ -78,8 +79,8 @@ class RoundTrip : public ::testing::Test {
   void ExpectMismatch(const OwnedRequest& r, const std::string& what) {
     Result<AuthResult> res = Verify(r);
     ASSERT_FALSE(res.ok()) << what;
-    EXPECT_EQ(res.error().code, ErrorCode::kSignatureDoesNotMatch) << what << ": "
-                                                                  << res.error().message;
+    EXPECT_EQ(res.error().code, ErrorCode::kSignatureDoesNotMatch)
+        << what << ": " << res.error().message;
   }
 
   MemCredentialStore store_;
@@ -220,8 +221,8 @@ TEST_F(RoundTrip, PresignWithSignedHeadersAndPayload) {
   s.raw_path = "/bucket/key";
   s.headers = {{"host", "localhost"}, {"Content-Type", "image/png"}};
   s.payload_sha256 = Sha256Hex("body");
-  std::string q = PresignV4(s, ExampleCredential(), "us-east-1", "s3", ExampleTime(),
-                            std::chrono::seconds(60));
+  std::string q =
+      PresignV4(s, ExampleCredential(), "us-east-1", "s3", ExampleTime(), std::chrono::seconds(60));
   EXPECT_NE(q.find("X-Amz-SignedHeaders=content-type%3Bhost"), std::string::npos) << q;
   EXPECT_NE(q.find("X-Amz-Content-Sha256="), std::string::npos) << q;
   OwnedRequest r;

@@ -121,16 +121,15 @@ TEST_F(SigV2Test, AwsExampleDeleteWithXAmzDate) {
   EXPECT_TRUE(res.ok()) << res.error().message;
 
   // The form S3 and most SDKs use: empty Date position, x-amz-date among the amz headers.
-  r.Set("Authorization",
-        "AWS AKIAIOSFODNN7EXAMPLE:" +
-            SignV2("DELETE\n\n\n\nx-amz-date:Tue, 27 Mar 2007 21:20:26 +0000\n"
-                   "/johnsmith/photos/puppy.jpg"));
+  r.Set("Authorization", "AWS AKIAIOSFODNN7EXAMPLE:" +
+                             SignV2("DELETE\n\n\n\nx-amz-date:Tue, 27 Mar 2007 21:20:26 +0000\n"
+                                    "/johnsmith/photos/puppy.jpg"));
   res = Verify(r);
   EXPECT_TRUE(res.ok()) << res.error().message;
   // Signing the ignored Date header instead does not verify.
-  r.Set("Authorization", "AWS AKIAIOSFODNN7EXAMPLE:" +
-                             SignV2("DELETE\n\n\nTue, 27 Mar 2007 21:20:27 +0000\n"
-                                    "/johnsmith/photos/puppy.jpg"));
+  r.Set("Authorization",
+        "AWS AKIAIOSFODNN7EXAMPLE:" + SignV2("DELETE\n\n\nTue, 27 Mar 2007 21:20:27 +0000\n"
+                                             "/johnsmith/photos/puppy.jpg"));
   EXPECT_EQ(Code(r), ErrorCode::kSignatureDoesNotMatch);
 }
 
@@ -142,8 +141,7 @@ TEST_F(SigV2Test, SubresourcesAndResponseOverridesSorted) {
       "versionId=3HL4kqtJlcpXroDTDmJ%2BrmSpXd3dIbrHY&response-content-type=text%2Fplain&acl&"
       "prefix=ignored&response-content-disposition=attachment%3B%20filename%3Dp.jpg&uploads=";
   r.virtual_host_bucket = "johnsmith";
-  r.headers = {{"Host", "johnsmith.s3.amazonaws.com"},
-               {"Date", "Tue, 27 Mar 2007 19:36:42 +0000"}};
+  r.headers = {{"Host", "johnsmith.s3.amazonaws.com"}, {"Date", "Tue, 27 Mar 2007 19:36:42 +0000"}};
   const std::string sts =
       "GET\n\n\nTue, 27 Mar 2007 19:36:42 +0000\n/johnsmith/photos/my%20puppy.jpg?acl&"
       "response-content-disposition=attachment; filename=p.jpg&response-content-type=text/plain&"
@@ -188,25 +186,29 @@ TEST_F(SigV2Test, QueryStringFailures) {
   EXPECT_EQ(Code(r), ErrorCode::kAccessDenied);
   r.raw_query = "Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D&Expires=1175139620";
   EXPECT_EQ(Code(r), ErrorCode::kAccessDenied);
-  r.raw_query = "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D&"
-                "Expires=soon";
+  r.raw_query =
+      "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D&"
+      "Expires=soon";
   EXPECT_EQ(Code(r), ErrorCode::kAccessDenied);
-  r.raw_query = "AWSAccessKeyId=AKIDNOBODY&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D&"
-                "Expires=1175139620";
+  r.raw_query =
+      "AWSAccessKeyId=AKIDNOBODY&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D&"
+      "Expires=1175139620";
   EXPECT_EQ(Code(r), ErrorCode::kInvalidAccessKeyId);
-  r.raw_query = "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn9%3D&"
-                "Expires=1175139620";
+  r.raw_query =
+      "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn9%3D&"
+      "Expires=1175139620";
   EXPECT_EQ(Code(r), ErrorCode::kSignatureDoesNotMatch);
   // Tampered path.
-  r.raw_query = "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D&"
-                "Expires=1175139620";
+  r.raw_query =
+      "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D&"
+      "Expires=1175139620";
   r.raw_path = "/photos/kitten.jpg";
   EXPECT_EQ(Code(r), ErrorCode::kSignatureDoesNotMatch);
 }
 
 TEST_F(SigV2Test, HeaderFailures) {
-  for (const char* auth : {"AWS AKIAIOSFODNN7EXAMPLE", "AWS :sig", "AWS AKIAIOSFODNN7EXAMPLE:",
-                           "AWS "}) {
+  for (const char* auth :
+       {"AWS AKIAIOSFODNN7EXAMPLE", "AWS :sig", "AWS AKIAIOSFODNN7EXAMPLE:", "AWS "}) {
     OwnedRequest r = PuppyGet();
     r.Set("Authorization", auth);
     EXPECT_EQ(Code(r), ErrorCode::kInvalidArgument) << auth;
@@ -235,9 +237,8 @@ TEST_F(SigV2Test, HttpDateFormats) {
                            "Tue Mar 27 19:36:42 2007", "Tue, 27 Mar 2007 21:36:42 +0200"}) {
     OwnedRequest r = PuppyGet();
     r.Set("Date", date);
-    r.Set("Authorization",
-          "AWS AKIAIOSFODNN7EXAMPLE:" +
-              SignV2(std::string("GET\n\n\n") + date + "\n/johnsmith/photos/puppy.jpg"));
+    r.Set("Authorization", "AWS AKIAIOSFODNN7EXAMPLE:" + SignV2(std::string("GET\n\n\n") + date +
+                                                                "\n/johnsmith/photos/puppy.jpg"));
     Result<AuthResult> res = Verify(r);
     EXPECT_TRUE(res.ok()) << date << ": " << res.error().message;
   }

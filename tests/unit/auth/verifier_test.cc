@@ -85,7 +85,8 @@ TEST_F(VerifierTest, AwsExamplePutObject) {
          "Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd"},
         {"x-amz-date", "20130524T000000Z"},
         {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
-        {"x-amz-content-sha256", "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072"},
+        {"x-amz-content-sha256",
+         "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072"},
     };
     Result<AuthResult> res = Verify(r);
     ASSERT_TRUE(res.ok()) << path << ": " << res.error().message;
@@ -182,8 +183,8 @@ TEST_F(VerifierTest, AwsExampleStreamingSeedSignature) {
             "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9");
   EXPECT_EQ(r->chunk.amz_date, "20130524T000000Z");
   EXPECT_EQ(r->chunk.scope, "20130524/us-east-1/s3/aws4_request");
-  internal::Digest32 key = internal::DeriveSigningKey(testing::kExampleSecret, "20130524",
-                                                      "us-east-1", "s3");
+  internal::Digest32 key =
+      internal::DeriveSigningKey(testing::kExampleSecret, "20130524", "us-east-1", "s3");
   EXPECT_EQ(r->chunk.signing_key, key);
 }
 
@@ -193,7 +194,8 @@ TEST_F(VerifierTest, AwsExampleStreamingSeedSignature) {
 TEST_F(VerifierTest, AuthorizationSpacingVariants) {
   const std::string cred = "Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request";
   const std::string sh = "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date";
-  const std::string sig = "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41";
+  const std::string sig =
+      "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41";
   for (const std::string& auth : {
            "AWS4-HMAC-SHA256 " + cred + ", " + sh + ", " + sig,
            "AWS4-HMAC-SHA256 " + cred + " , " + sh + " ,  " + sig,
@@ -226,20 +228,21 @@ TEST_F(VerifierTest, HeaderNamesAreCaseInsensitiveAndValuesCanonicalized) {
 TEST_F(VerifierTest, MalformedAuthorizationHeader) {
   const std::string cred = "Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request";
   const std::string sh = "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date";
-  const std::string sig = "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41";
+  const std::string sig =
+      "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41";
   const std::string alg = "AWS4-HMAC-SHA256 ";
   for (const std::string& auth : {
-           alg + sh + ", " + sig,                                          // no Credential
-           alg + cred + ", " + sig,                                        // no SignedHeaders
-           alg + cred + ", " + sh,                                         // no Signature
-           std::string("AWS4-HMAC-SHA256"),                                // nothing at all
+           alg + sh + ", " + sig,            // no Credential
+           alg + cred + ", " + sig,          // no SignedHeaders
+           alg + cred + ", " + sh,           // no Signature
+           std::string("AWS4-HMAC-SHA256"),  // nothing at all
            alg + "Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3, " + sh + ", " + sig,
            alg + "Credential=AKIAIOSFODNN7EXAMPLE, " + sh + ", " + sig,
            alg + "Credential=/20130524/us-east-1/s3/aws4_request, " + sh + ", " + sig,
            alg + "Credential=AKIAIOSFODNN7EXAMPLE//us-east-1/s3/aws4_request, " + sh + ", " + sig,
            alg + "Credential=, " + sh + ", " + sig,
            alg + cred + ", SignedHeaders=, " + sig,
-           alg + cred + ", SignedHeaders=range;x-amz-date, " + sig,       // host unsigned
+           alg + cred + ", SignedHeaders=range;x-amz-date, " + sig,  // host unsigned
            alg + cred + ", SignedHeaders=host;;x-amz-date, " + sig,
            alg + cred + ", " + sh + ", Signature=f0e8",
            alg + cred + ", " + sh + ", Signature=",
@@ -248,14 +251,14 @@ TEST_F(VerifierTest, MalformedAuthorizationHeader) {
            alg + cred + ", " + sh + ", " + sig + ", Extra=1",
            alg + cred + ", " + cred + ", " + sh + ", " + sig,
            alg + cred + " " + sh + " " + sig + " garbage",
-           alg + "Credential=AKIAIOSFODNN7EXAMPLE/2013052/us-east-1/s3/aws4_request, " + sh +
-               ", " + sig,                                                 // bad scope date
+           alg + "Credential=AKIAIOSFODNN7EXAMPLE/2013052/us-east-1/s3/aws4_request, " + sh + ", " +
+               sig,  // bad scope date
            alg + "Credential=AKIAIOSFODNN7EXAMPLE/20130525/us-east-1/s3/aws4_request, " + sh +
-               ", " + sig,                                                 // date mismatch
+               ", " + sig,  // date mismatch
            alg + "Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/ec2/aws4_request, " + sh +
-               ", " + sig,                                                 // wrong service
+               ", " + sig,  // wrong service
            alg + "Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws5_request, " + sh +
-               ", " + sig,                                                 // wrong terminator
+               ", " + sig,  // wrong terminator
        }) {
     OwnedRequest r = GetObjectExample();
     r.Set("Authorization", auth);
@@ -289,7 +292,8 @@ TEST_F(VerifierTest, WrongRegionNamesBoth) {
 TEST_F(VerifierTest, WrongAlgorithmIsUnsupported) {
   for (const char* auth :
        {"AWS4-HMAC-SHA512 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-        "SignedHeaders=host,Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41",
+        "SignedHeaders=host,Signature="
+        "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41",
         "AWS4-HMAC-SHA256Credential=x", "Bearer abc", "", "AWS4-ECDSA-P256-SHA256 Credential=x"}) {
     OwnedRequest r = GetObjectExample();
     r.Set("Authorization", auth);
@@ -326,9 +330,9 @@ TEST_F(VerifierTest, DateHeaderStandsInForXAmzDate) {
   internal::Digest32 key =
       internal::DeriveSigningKey(testing::kExampleSecret, "20130524", "us-east-1", "s3");
   std::string sig = internal::HexLower(internal::HmacSha256(
-      internal::AsView(key), internal::StringToSignV4("20130524T000000Z",
-                                                      "20130524/us-east-1/s3/aws4_request",
-                                                      canonical)));
+      internal::AsView(key),
+      internal::StringToSignV4("20130524T000000Z", "20130524/us-east-1/s3/aws4_request",
+                               canonical)));
   r.headers.emplace_back("Authorization",
                          "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/"
                          "aws4_request, SignedHeaders=date;host;x-amz-content-sha256, Signature=" +
@@ -438,12 +442,11 @@ TEST_F(VerifierTest, StreamingModesAndDecodedLength) {
     const char* sentinel;
     PayloadMode mode;
   };
-  for (const Case& c : {Case{"STREAMING-AWS4-HMAC-SHA256-PAYLOAD", PayloadMode::kStreamingSigned},
-                        Case{"STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER",
-                             PayloadMode::kStreamingSignedTrailer},
-                        Case{"STREAMING-UNSIGNED-PAYLOAD-TRAILER",
-                             PayloadMode::kStreamingUnsignedTrailer},
-                        Case{"UNSIGNED-PAYLOAD", PayloadMode::kUnsigned}}) {
+  for (const Case& c :
+       {Case{"STREAMING-AWS4-HMAC-SHA256-PAYLOAD", PayloadMode::kStreamingSigned},
+        Case{"STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER", PayloadMode::kStreamingSignedTrailer},
+        Case{"STREAMING-UNSIGNED-PAYLOAD-TRAILER", PayloadMode::kStreamingUnsignedTrailer},
+        Case{"UNSIGNED-PAYLOAD", PayloadMode::kUnsigned}}) {
     SignRequest s;
     s.method = "PUT";
     s.raw_path = "/bucket/key";
@@ -492,8 +495,8 @@ std::string ReplaceParam(const std::string& query, const std::string& name,
                          const std::string& value) {
   std::string q;
   for (const internal::QueryParam& p : internal::ParseQuery(query)) {
-    q += (q.empty() ? "" : "&") + p.name + "=" +
-         (p.name == name ? value : UriEncode(p.value, true));
+    q +=
+        (q.empty() ? "" : "&") + p.name + "=" + (p.name == name ? value : UriEncode(p.value, true));
   }
   return q;
 }
@@ -513,17 +516,19 @@ TEST_F(VerifierTest, PresignedMalformedParameters) {
            Case{"X-Amz-Expires", "abc"},
            Case{"X-Amz-Expires", ""},
            Case{"X-Amz-Credential", "AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3"},
-           Case{"X-Amz-Credential", "AKIAIOSFODNN7EXAMPLE%2F20130524%2Feu-west-1%2Fs3%2Faws4_request"},
-           Case{"X-Amz-Credential", "AKIAIOSFODNN7EXAMPLE%2F20130523%2Fus-east-1%2Fs3%2Faws4_request"},
-           Case{"X-Amz-Credential", "AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fsqs%2Faws4_request"},
+           Case{"X-Amz-Credential",
+                "AKIAIOSFODNN7EXAMPLE%2F20130524%2Feu-west-1%2Fs3%2Faws4_request"},
+           Case{"X-Amz-Credential",
+                "AKIAIOSFODNN7EXAMPLE%2F20130523%2Fus-east-1%2Fs3%2Faws4_request"},
+           Case{"X-Amz-Credential",
+                "AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fsqs%2Faws4_request"},
            Case{"X-Amz-SignedHeaders", "range"},
            Case{"X-Amz-SignedHeaders", ""},
            Case{"X-Amz-Signature", "abc"},
        }) {
     OwnedRequest r = PresignedExample();
     r.raw_query = ReplaceParam(r.raw_query, c.name, c.value);
-    EXPECT_EQ(Code(r), ErrorCode::kAuthorizationQueryParametersError)
-        << c.name << "=" << c.value;
+    EXPECT_EQ(Code(r), ErrorCode::kAuthorizationQueryParametersError) << c.name << "=" << c.value;
   }
   VerifierOptions short_expiry;
   short_expiry.max_presign_expiry = std::chrono::hours(1);
