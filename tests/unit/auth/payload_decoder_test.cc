@@ -186,6 +186,64 @@ TEST(PayloadDecoder, AwsStreamingExample) {
   EXPECT_EQ(CodeOf(Decode(*auth, flipped, cuts)), ErrorCode::kSignatureDoesNotMatch);
 }
 
+// The S3 API reference's chunked upload with a signed trailing checksum: the same 66560
+// bytes of 'a', seed 106e2a8a..., then "x-amz-checksum-crc32c:sOO8/Q==" signed.
+TEST(PayloadDecoder, AwsStreamingTrailerExample) {
+  MemCredentialStore store = ExampleStore();
+  FakeClock clock(ExampleTime());
+  Verifier verifier(store, clock, {});
+  OwnedRequest r;
+  r.method = "PUT";
+  r.raw_path = "/examplebucket/chunkObject.txt";
+  r.headers = {
+      {"Host", "s3.amazonaws.com"},
+      {"x-amz-date", "20130524T000000Z"},
+      {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
+      {"Authorization",
+       "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+       "SignedHeaders=content-encoding;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-"
+       "content-length;x-amz-storage-class;x-amz-trailer,"
+       "Signature=106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e"},
+      {"x-amz-content-sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"},
+      {"Content-Encoding", "aws-chunked"},
+      {"x-amz-decoded-content-length", "66560"},
+      {"x-amz-trailer", "x-amz-checksum-crc32c"},
+  };
+  Result<AuthResult> auth = verifier.Verify(r.View());
+  ASSERT_TRUE(auth.ok()) << auth.error().message;
+  ASSERT_EQ(auth->payload, PayloadMode::kStreamingSignedTrailer);
+
+  const std::string chunks =
+      "10000;chunk-signature=b474d8862b1487a5145d686f57f013e54db672cee1c953b3010fb58501ef5aa2\r\n" +
+      std::string(65536, 'a') +
+      "\r\n400;chunk-signature="
+      "1c1344b170168f8e65b41376b44b20fe354e373826ccbbe2c1d40a8cae51e5c7\r\n" +
+      std::string(1024, 'a') +
+      "\r\n0;chunk-signature=2ca2aba2005185cf7159c6277faf83795951dd77a3a99e6e65d5c9f85863f992\r\n";
+  const std::string trailer =
+      "x-amz-checksum-crc32c:sOO8/Q==\r\n"
+      "x-amz-trailer-signature:d81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435\r\n"
+      "\r\n";
+  // As the wire format says, and as the documentation renders it (a blank line after the
+  // final chunk).
+  for (const std::string& body : {chunks + trailer, chunks + "\r\n" + trailer}) {
+    std::vector<std::pair<std::string, std::string>> trailers;
+    std::vector<std::size_t> cuts;
+    for (std::size_t i = 777; i < body.size(); i += 777) {
+      cuts.push_back(i);
+    }
+    Outcome o = Decode(*auth, body, cuts, &trailers);
+    ASSERT_TRUE(o.status.ok()) << o.status.error().message;
+    EXPECT_EQ(o.out, std::string(66560, 'a'));
+    ASSERT_EQ(trailers.size(), 1u);
+    EXPECT_EQ(trailers[0].first, "x-amz-checksum-crc32c");
+    EXPECT_EQ(trailers[0].second, "sOO8/Q==");
+    std::string other = body;
+    other.replace(other.find("sOO8/Q=="), 8, "sOO8/A==");
+    EXPECT_EQ(CodeOf(Decode(*auth, other, cuts)), ErrorCode::kSignatureDoesNotMatch);
+  }
+}
+
 TEST(PayloadDecoder, EverySplitPointEveryMode) {
   const std::string full = "The quick brown fox jumps over the lazy dog";
   const std::vector<std::pair<std::string, std::string>> trailers = {
