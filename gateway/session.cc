@@ -189,11 +189,16 @@ class Session final : public Exchange {
       if (ec) co_return;
     }
     while (!core_.stopping) {
-      if (!co_await WaitForRequest()) co_return;
-      if (!co_await ReadRequestHeader()) co_return;
+      // GCC 12 miscompiles co_await inside conditions: every await is its own statement.
+      bool more = co_await WaitForRequest();
+      if (!more) co_return;
+      bool parsed = co_await ReadRequestHeader();
+      if (!parsed) co_return;
       co_await HandleRequest(*this, services_);
       if (!response_started_) keep_alive_ = false;  // a handler bug must not wedge a client
-      if (!keep_alive_ || !co_await DrainBody()) co_return;
+      if (!keep_alive_) co_return;
+      bool drained = co_await DrainBody();
+      if (!drained) co_return;
     }
   }
 
@@ -232,10 +237,13 @@ class Session final : public Exchange {
     }
     // The request cannot be understood, so the connection cannot continue after it.
     bool too_large = ec == http::error::header_limit || ec == http::error::buffer_overflow;
-    co_await SendParseError(too_large ? ErrorCode::kRequestHeaderSectionTooLarge
-                                      : ErrorCode::kInvalidRequest,
-                            too_large ? "Your request header section exceeds the maximum allowed size."
-                                      : "Malformed HTTP request: " + ec.message());
+    ErrorCode code = ErrorCode::kInvalidRequest;
+    std::string message = "Malformed HTTP request: " + ec.message();
+    if (too_large) {
+      code = ErrorCode::kRequestHeaderSectionTooLarge;
+      message = "Your request header section exceeds the maximum allowed size.";
+    }
+    co_await SendParseError(code, std::move(message));
     co_return false;
   }
 
