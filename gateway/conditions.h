@@ -23,10 +23,10 @@ Result<std::optional<ByteRange>> ParseRange(std::string_view header, std::uint64
 bool EtagMatches(std::string_view condition, std::string_view etag);
 
 struct Preconditions {
-  std::string_view if_match;
-  std::string_view if_none_match;
-  std::string_view if_modified_since;
-  std::string_view if_unmodified_since;
+  std::string_view if_match = {};
+  std::string_view if_none_match = {};
+  std::string_view if_modified_since = {};
+  std::string_view if_unmodified_since = {};
 };
 
 // S3's rules: If-Match / If-Unmodified-Since fail with 412, If-None-Match /
