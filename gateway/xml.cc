@@ -81,8 +81,10 @@ Result<std::string> ParseCreateBucketConfiguration(std::string_view body) {
   if (!parsed) {
     return Error(ErrorCode::kMalformedXml, "The XML you provided was not well-formed");
   }
+  int elements = 0;
+  for (auto node : doc.children()) elements += node.type() == pugi::node_element ? 1 : 0;
   auto root = doc.document_element();
-  if (std::string_view(root.name()) != "CreateBucketConfiguration") {
+  if (elements != 1 || std::string_view(root.name()) != "CreateBucketConfiguration") {
     return Error(ErrorCode::kMalformedXml, "expected CreateBucketConfiguration");
   }
   return std::string(root.child("LocationConstraint").child_value());
