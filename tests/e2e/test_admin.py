@@ -1,11 +1,12 @@
-"""strata-admin --config FILE user create/list/delete against a running server.
+"""strata-admin --config FILE user create NAME / list / delete NAME against a running server.
 
-The CLI's output format is not fixed yet; parse_credentials accepts JSON
-({"access_key": ..., "secret_key": ...}) or "access key: X" / "secret_key = Y" lines.
+`user create` prints the new credentials as JSON ({"access_key": ..., "secret_key": ...});
+parse_credentials also accepts "access key: X" / "secret_key = Y" lines.
 """
 import json
 import re
 import subprocess
+import uuid
 
 import pytest
 import requests
@@ -74,8 +75,9 @@ def test_user_create_list_delete(admin_server):
     assert "strata" in before and OTHER_AK in before, before
     assert ADMIN_SK not in before and OTHER_SK not in before, "user list must not show secrets"
 
-    ak, sk = parse_credentials(admin(srv, "user", "create").stdout)
-    assert ak and sk and ak != sk
+    name = "e2e-" + uuid.uuid4().hex[:10]
+    ak, sk = parse_credentials(admin(srv, "user", "create", name).stdout)
+    assert ak == name and sk and ak != sk
     listing = listed_keys(srv)
     assert ak in listing, listing
     assert sk not in listing, "user list must not show secrets"
@@ -104,7 +106,7 @@ def test_user_create_list_delete(admin_server):
 
 def test_created_user_survives_restart(admin_server):
     srv = admin_server
-    ak, sk = parse_credentials(admin(srv, "user", "create").stdout)
+    ak, sk = parse_credentials(admin(srv, "user", "create", "e2e-restart").stdout)
     srv.restart()
     make_client(srv, ak, sk).list_buckets()
     admin(srv, "user", "delete", ak)

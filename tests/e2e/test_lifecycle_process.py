@@ -159,7 +159,11 @@ def test_port_in_use_exits_nonzero(strata_factory):
     second = strata_factory(start=False)
     second.config_path.write_text(first.config_path.read_text().replace(
         str(first.workdir / "data"), str(second.workdir / "data")))
-    rc, out = run_strata_expecting_failure(["--config", str(second.config_path)],
-                                           second.workdir)
+    try:
+        rc, out = run_strata_expecting_failure(["--config", str(second.config_path)],
+                                               second.workdir, timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"a second strata on port {first.port}, already in use, kept running "
+                    "(SO_REUSEPORT lets two processes share a port: check before binding)")
     assert rc != 0, out
     assert str(first.port) in out, out
