@@ -32,6 +32,7 @@ enum class ErrorCode {
   kBucketAlreadyOwnedByYou,
   kBucketNotEmpty,
   kInvalidBucketName,
+  kIllegalLocationConstraint,  // LocationConstraint names another region
   kKeyTooLong,
   kMetadataTooLarge,
   kEntityTooLarge,

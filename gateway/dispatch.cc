@@ -49,6 +49,14 @@ HandlerResult Route(RequestContext& ctx) {
     if (verb == http::verb::get) co_return co_await ListBuckets(ctx);
     co_return MethodNotAllowed();
   }
+  bool creating_bucket = t.key.empty() && verb == http::verb::put;
+  if (!creating_bucket) {
+    // A missing bucket is left to the handler, which answers NoSuchBucket.
+    auto bucket = ctx.services.store.GetBucket(BucketName(t.bucket));
+    if (bucket.ok() && !MayAccess(ctx.auth.principal, *bucket)) {
+      co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+    }
+  }
   if (t.key.empty()) {
     switch (verb) {
       case http::verb::put: co_return co_await CreateBucket(ctx);

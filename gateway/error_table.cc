@@ -22,6 +22,8 @@ S3ErrorInfo LookupS3Error(ErrorCode code) {
     case ErrorCode::kBucketAlreadyOwnedByYou: return {409, "BucketAlreadyOwnedByYou"};
     case ErrorCode::kBucketNotEmpty: return {409, "BucketNotEmpty"};
     case ErrorCode::kInvalidBucketName: return {400, "InvalidBucketName"};
+    case ErrorCode::kIllegalLocationConstraint:
+      return {400, "IllegalLocationConstraintException"};
     case ErrorCode::kKeyTooLong: return {400, "KeyTooLongError"};
     case ErrorCode::kMetadataTooLarge: return {400, "MetadataTooLarge"};
     case ErrorCode::kEntityTooLarge: return {400, "EntityTooLarge"};

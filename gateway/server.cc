@@ -125,6 +125,15 @@ Result<void> Server::Start() {
   for (const auto& text : server.listen) {
     auto ep = ParseEndpoint(text);
     if (!ep.ok()) return ep.error();
+    // SO_REUSEPORT would let this process share a port another strata already serves;
+    // a plain bind first makes "address in use" an error, as a user expects.
+    asio::io_context probe_ioc;
+    tcp::acceptor probe(probe_ioc);
+    boost::system::error_code ec;
+    probe.open(ep->protocol(), ec);
+    if (!ec) probe.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) probe.bind(*ep, ec);
+    if (ec) return Error(ErrorCode::kUnavailable, "cannot listen on " + text + ": " + ec.message());
     impl_->endpoints.push_back(*ep);
   }
   unsigned threads = server.threads > 0 ? static_cast<unsigned>(server.threads)

@@ -170,6 +170,9 @@ class Session final : public Exchange {
     if (!parser_->is_done()) {
       auto remaining = parser_->content_length_remaining();
       if (!remaining || *remaining > kMaxDrain || parser_->chunked()) keep_alive_ = false;
+      // A client waiting for "100 Continue" gets a final answer instead and will not
+      // send the body (or sends it later): either way the stream is no longer in step.
+      if (ExpectsContinue() && !continue_sent_) keep_alive_ = false;
     }
     if (core_.stopping) keep_alive_ = false;
     header.version(11);

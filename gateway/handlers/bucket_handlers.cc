@@ -47,6 +47,7 @@ HandlerResult ListBuckets(RequestContext& ctx) {
       .Element("DisplayName", ctx.auth.principal.access_key).Close();
   xml.Open("Buckets");
   for (const auto& b : *buckets) {
+    if (!MayAccess(ctx.auth.principal, b)) continue;
     xml.Open("Bucket")
         .Element("Name", b.name.view())
         .Element("CreationDate", FormatIso8601(b.created_ms))
@@ -63,9 +64,10 @@ HandlerResult CreateBucket(RequestContext& ctx) {
   if (!location.ok()) co_return location.error();
   const std::string& region = ctx.services.config.server.region;
   if (!location->empty() && *location != region) {
-    co_return Error(ErrorCode::kInvalidArgument,
-                    "The specified location-constraint is not valid for this endpoint: " +
-                        *location);
+    co_return Error(ErrorCode::kIllegalLocationConstraint,
+                    "The " + *location +
+                        " location constraint is incompatible for the region specific endpoint "
+                        "this request was sent to.");
   }
   BucketName name(ctx.target.bucket);
   auto& store = ctx.services.store;

@@ -15,6 +15,10 @@ std::int64_t RequestContext::NowMs() const {
       .count();
 }
 
+bool MayAccess(const auth::Credential& principal, const metadata::BucketRecord& bucket) {
+  return principal.admin || bucket.owner == principal.access_key;
+}
+
 HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml) {
   ResponseHeader header;
   header.result(status);

@@ -27,6 +27,9 @@ struct RequestContext {
   std::int64_t NowMs() const;
 };
 
+// Buckets belong to the user who created them; admin users may use every bucket.
+bool MayAccess(const auth::Credential& principal, const metadata::BucketRecord& bucket);
+
 // A handler answers its request itself on success; on failure it returns the Error and,
 // as long as nothing was sent yet, Dispatch answers with S3's error XML.
 using HandlerResult = boost::asio::awaitable<Result<void>>;

@@ -1,7 +1,7 @@
 // strata-admin: talks to a running strata's admin API, found through the same config
 // file the server reads (its listen address and an admin user).
 //
-//   strata-admin --config FILE user create NAME [--admin]
+//   strata-admin --config FILE user create [NAME] [--admin]   (NAME: generated when omitted)
 //   strata-admin --config FILE user list
 //   strata-admin --config FILE user delete NAME
 #include <boost/asio/connect.hpp>
@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ using strata::Config;
 
 int Usage() {
   std::fprintf(stderr,
-               "usage: strata-admin [--config FILE] user create NAME [--admin]\n"
+               "usage: strata-admin [--config FILE] user create [NAME] [--admin]\n"
                "       strata-admin [--config FILE] user list\n"
                "       strata-admin [--config FILE] user delete NAME\n");
   return 2;
@@ -35,6 +36,15 @@ int Usage() {
 int Fail(const std::string& message) {
   std::fprintf(stderr, "strata-admin: %s\n", message.c_str());
   return 1;
+}
+
+// An AWS-shaped access key id: 20 upper-case letters and digits.
+std::string NewAccessKey() {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::random_device rd;
+  std::string key = "SK";
+  while (key.size() < 20) key += kAlphabet[rd() % 36];
+  return key;
 }
 
 struct Target {
@@ -137,9 +147,21 @@ int main(int argc, char** argv) {
     if (args[1] == "list" && args.size() == 2) {
       return Call(*config, http::verb::get, "/_strata/admin/users", "");
     }
-    if (args[1] == "create" && (args.size() == 3 || (args.size() == 4 && args[3] == "--admin"))) {
-      return Call(*config, http::verb::put, "/_strata/admin/users/" + args[2],
-                  args.size() == 4 ? "admin=true" : "");
+    if (args[1] == "create") {
+      bool admin = false;
+      std::string name;
+      for (std::size_t i = 2; i < args.size(); ++i) {
+        if (args[i] == "--admin") {
+          admin = true;
+        } else if (name.empty()) {
+          name = args[i];
+        } else {
+          return Usage();
+        }
+      }
+      if (name.empty()) name = NewAccessKey();
+      return Call(*config, http::verb::put, "/_strata/admin/users/" + name,
+                  admin ? "admin=true" : "");
     }
     if (args[1] == "delete" && args.size() == 3) {
       return Call(*config, http::verb::delete_, "/_strata/admin/users/" + args[2], "");
