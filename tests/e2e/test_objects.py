@@ -7,7 +7,8 @@ import os
 import pytest
 import requests
 
-from conftest import (aws_clis, raises_s3, run_aws, sha256_file, sha256_stream,
+from conftest import (aws_clis, make_client, raises_s3, run_aws, sha256_file, sha256_stream,
+                      unique_bucket,
                       write_random_file)
 
 
@@ -155,8 +156,22 @@ def gib_file(tmp_path_factory):
     path.unlink(missing_ok=True)
 
 
+def memory_kib(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError(f"{field} not in /proc/{pid}/status")
+
+
 @pytest.mark.big
-def test_one_gib_boto3(s3, bucket, gib_file, tmp_path):
+def test_one_gib_boto3(strata_factory, gib_file, tmp_path):
+    # A server of its own, so its peak memory reflects this transfer alone.
+    srv = strata_factory()
+    s3 = make_client(srv)
+    bucket = unique_bucket()
+    s3.create_bucket(Bucket=bucket)
+    rss_before = memory_kib(srv.proc.pid, "VmRSS")
     path, sha, md5 = gib_file
     with open(path, "rb") as f:
         put = s3.put_object(Bucket=bucket, Key="one-gib", Body=f)
@@ -168,6 +183,10 @@ def test_one_gib_boto3(s3, bucket, gib_file, tmp_path):
     out = tmp_path / "down.bin"
     assert sha256_stream(got["Body"], out_path=out) == (sha, 1 << 30)
     out.unlink()
+    # Bodies stream through fixed buffers: a GiB in and out must not grow the server by
+    # anything near the object's size (the bound leaves room for ASan's bookkeeping).
+    growth_mib = (memory_kib(srv.proc.pid, "VmHWM") - rss_before) / 1024
+    assert growth_mib < 128, f"peak RSS grew by {growth_mib:.0f} MiB for a 1 GiB object"
     s3.delete_object(Bucket=bucket, Key="one-gib")
 
 
