@@ -29,7 +29,9 @@ class MemCredentialStore final : public CredentialStore {
   void Add(Credential c) { creds_[c.access_key] = std::move(c); }
   std::optional<Credential> Find(std::string_view access_key) const override {
     auto it = creds_.find(std::string(access_key));
-    if (it == creds_.end()) return std::nullopt;
+    if (it == creds_.end()) {
+      return std::nullopt;
+    }
     return it->second;
   }
 

@@ -10,9 +10,9 @@
 namespace strata::auth {
 
 struct RequestView {
-  std::string_view method;      // "GET", "PUT", ...
-  std::string_view raw_path;    // as on the wire, still percent-encoded: "/bucket/my%20key"
-  std::string_view raw_query;   // as on the wire, without '?': "list-type=2&prefix=a%2Fb"
+  std::string_view method;     // "GET", "PUT", ...
+  std::string_view raw_path;   // as on the wire, still percent-encoded: "/bucket/my%20key"
+  std::string_view raw_query;  // as on the wire, without '?': "list-type=2&prefix=a%2Fb"
   // The bucket named by the Host header in virtual-hosted-style requests, else empty
   // (SigV2 signs "/bucket/key" even when the bucket came from the host name).
   std::string_view virtual_host_bucket;

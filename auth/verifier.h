@@ -19,11 +19,11 @@
 namespace strata::auth {
 
 enum class PayloadMode {
-  kSignedSha256,               // x-amz-content-sha256 is the hex SHA-256 of the body
-  kUnsigned,                   // UNSIGNED-PAYLOAD, SigV2, or presigned URLs
-  kStreamingSigned,            // STREAMING-AWS4-HMAC-SHA256-PAYLOAD
-  kStreamingSignedTrailer,     // STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER
-  kStreamingUnsignedTrailer,   // STREAMING-UNSIGNED-PAYLOAD-TRAILER
+  kSignedSha256,              // x-amz-content-sha256 is the hex SHA-256 of the body
+  kUnsigned,                  // UNSIGNED-PAYLOAD, SigV2, or presigned URLs
+  kStreamingSigned,           // STREAMING-AWS4-HMAC-SHA256-PAYLOAD
+  kStreamingSignedTrailer,    // STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER
+  kStreamingUnsignedTrailer,  // STREAMING-UNSIGNED-PAYLOAD-TRAILER
 };
 
 // What chunk signatures chain from (SigV4 streaming modes only).

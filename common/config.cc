@@ -16,6 +16,7 @@
 #include "common/config.h"
 
 #include <arpa/inet.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -24,21 +25,20 @@
 #include <limits>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 namespace strata {
 namespace {
 
 // The S3 storage class names a [storage_classes] table may map.
 constexpr std::string_view kS3StorageClasses[] = {
-    "STANDARD",           "REDUCED_REDUNDANCY", "STANDARD_IA",     "ONEZONE_IA",
-    "INTELLIGENT_TIERING", "GLACIER",           "GLACIER_IR",      "DEEP_ARCHIVE",
-    "OUTPOSTS",           "SNOW",               "EXPRESS_ONEZONE",
+    "STANDARD",        "REDUCED_REDUNDANCY", "STANDARD_IA",  "ONEZONE_IA", "INTELLIGENT_TIERING",
+    "GLACIER",         "GLACIER_IR",         "DEEP_ARCHIVE", "OUTPOSTS",   "SNOW",
+    "EXPRESS_ONEZONE",
 };
 
 // Level names spdlog::level::from_str accepts.
-constexpr std::string_view kLogLevels[] = {"trace", "debug",    "info", "warn", "warning",
-                                           "err",   "error",    "critical", "off"};
+constexpr std::string_view kLogLevels[] = {"trace", "debug", "info",     "warn", "warning",
+                                           "err",   "error", "critical", "off"};
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -146,8 +146,8 @@ class ConfigReader {
 
   Result<Config> Read(const toml::table& root) {
     Config cfg;
-    STRATA_RETURN_IF_ERROR(CheckKeys(root, "", {"server", "users", "tiers", "storage_classes",
-                                                "writeback", "lifecycle"}));
+    STRATA_RETURN_IF_ERROR(CheckKeys(
+        root, "", {"server", "users", "tiers", "storage_classes", "writeback", "lifecycle"}));
     if (const toml::node* n = root.get("server")) {
       STRATA_RETURN_IF_ERROR(ReadServer(*n, cfg.server));
     }
@@ -296,11 +296,10 @@ class ConfigReader {
     auto t = AsTable(node, "server");
     STRATA_RETURN_IF_ERROR(t);
     const toml::table& tbl = **t;
-    STRATA_RETURN_IF_ERROR(CheckKeys(tbl, "server",
-                                     {"listen", "region", "data_dir", "threads", "tls_cert",
-                                      "tls_key", "domain", "fsync", "max_header_bytes",
-                                      "header_timeout", "idle_timeout", "shutdown_grace",
-                                      "log_level"}));
+    STRATA_RETURN_IF_ERROR(CheckKeys(
+        tbl, "server",
+        {"listen", "region", "data_dir", "threads", "tls_cert", "tls_key", "domain", "fsync",
+         "max_header_bytes", "header_timeout", "idle_timeout", "shutdown_grace", "log_level"}));
     for (const auto& [k, v] : tbl) {
       const std::string key = Join("server", k.str());
       const std::string_view name = k.str();
@@ -418,8 +417,7 @@ class ConfigReader {
   Result<const toml::array*> AsArrayOfTables(const toml::node& n, std::string_view key) const {
     const toml::array* a = n.as_array();
     if (a == nullptr) {
-      return Fail(n, key,
-                  "expected an array of tables ([[" + std::string(key) + "]] entries)");
+      return Fail(n, key, "expected an array of tables ([[" + std::string(key) + "]] entries)");
     }
     for (std::size_t i = 0; i < a->size(); ++i) {
       if (!a->get(i)->is_table()) {
@@ -515,8 +513,8 @@ class ConfigReader {
       for (const auto& [k, v] : t) {
         const std::string key = Join(prefix, k.str());
         const std::string_view name = k.str();
-        const bool s3_only = name == "endpoint" || name == "access_key" ||
-                             name == "secret_key" || name == "region";
+        const bool s3_only =
+            name == "endpoint" || name == "access_key" || name == "secret_key" || name == "region";
         if (s3_only && tier.kind != TierKind::kS3) {
           return Fail(k.source(), key, "only applies to tiers of kind \"s3\"");
         }
@@ -815,8 +813,8 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
       return Invalid("duration \"" + std::string(text) +
                      "\": missing unit; expected ms, s, m, h or d");
     } else {
-      return Invalid("duration \"" + std::string(text) + "\": unknown unit \"" +
-                     std::string(unit) + "\"; expected ms, s, m, h or d");
+      return Invalid("duration \"" + std::string(text) + "\": unknown unit \"" + std::string(unit) +
+                     "\"; expected ms, s, m, h or d");
     }
     std::uint64_t term = 0;
     if (__builtin_mul_overflow(n, factor, &term) ||

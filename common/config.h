@@ -45,13 +45,13 @@ enum class TierKind { kLocal, kPeer, kS3 };
 struct TierConfig {
   std::string name;
   TierKind kind = TierKind::kLocal;
-  std::string path;                 // local
-  std::uint64_t capacity = 0;       // bytes; 0: unlimited
+  std::string path;            // local
+  std::uint64_t capacity = 0;  // bytes; 0: unlimited
   double price_per_gb_month = 0.0;
-  std::string endpoint;             // s3
-  std::string access_key;           // s3
-  std::string secret_key;           // s3
-  std::string region = "us-east-1"; // s3
+  std::string endpoint;              // s3
+  std::string access_key;            // s3
+  std::string secret_key;            // s3
+  std::string region = "us-east-1";  // s3
 };
 
 struct WritebackConfig {

@@ -15,20 +15,20 @@ namespace strata {
 enum class ErrorCode {
   kInternal,
   kNotImplemented,
-  kInvalidArgument,       // a request parameter or header is malformed
-  kInvalidRequest,        // the combination of parameters makes no sense
+  kInvalidArgument,  // a request parameter or header is malformed
+  kInvalidRequest,   // the combination of parameters makes no sense
   kMalformedXml,
-  kNotFound,              // generic: a thing the caller named does not exist
-  kAlreadyExists,         // generic
+  kNotFound,       // generic: a thing the caller named does not exist
+  kAlreadyExists,  // generic
   kPreconditionFailed,
-  kCorruption,            // stored bytes or index records fail verification
+  kCorruption,  // stored bytes or index records fail verification
   kNoSpace,
-  kUnavailable,           // retry may help: overloaded, upstream down
+  kUnavailable,  // retry may help: overloaded, upstream down
   kTimedOut,
   // Buckets and objects.
   kNoSuchBucket,
   kNoSuchKey,
-  kBucketAlreadyExists,   // someone else owns it
+  kBucketAlreadyExists,  // someone else owns it
   kBucketAlreadyOwnedByYou,
   kBucketNotEmpty,
   kInvalidBucketName,
@@ -36,10 +36,10 @@ enum class ErrorCode {
   kKeyTooLong,
   kMetadataTooLarge,
   kEntityTooLarge,
-  kIncompleteBody,        // fewer body bytes than declared
+  kIncompleteBody,  // fewer body bytes than declared
   kMissingContentLength,
-  kBadDigest,             // Content-MD5 or x-amz-checksum-* mismatch
-  kInvalidDigest,         // Content-MD5 or checksum header not well formed
+  kBadDigest,      // Content-MD5 or x-amz-checksum-* mismatch
+  kInvalidDigest,  // Content-MD5 or checksum header not well formed
   kInvalidRange,
   kInvalidStorageClass,
   kMethodNotAllowed,
@@ -55,7 +55,7 @@ enum class ErrorCode {
   kXAmzContentSha256Mismatch,
   kExpiredPresignedRequest,  // S3 answers AccessDenied "Request has expired"
   kMissingSecurityHeader,
-  kInvalidChunkSize,         // aws-chunked framing violated
+  kInvalidChunkSize,  // aws-chunked framing violated
 };
 
 // A failure: what went wrong (code), for whom (message, safe to show the client:
@@ -117,10 +117,10 @@ inline Result<void> Ok() { return {}; }
 }  // namespace strata
 
 // Early return of a failed Result from a function returning any Result<U>.
-#define STRATA_RETURN_IF_ERROR(expr)           \
-  do {                                         \
-    auto strata_status_ = (expr);              \
-    if (!strata_status_.ok()) {                \
+#define STRATA_RETURN_IF_ERROR(expr)            \
+  do {                                          \
+    auto strata_status_ = (expr);               \
+    if (!strata_status_.ok()) {                 \
       return std::move(strata_status_).error(); \
-    }                                          \
+    }                                           \
   } while (0)

@@ -8,8 +8,12 @@ namespace strata::gateway {
 namespace {
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
   return s;
 }
 
@@ -23,28 +27,42 @@ bool ParseUnsigned(std::string_view s, std::uint64_t& v) {
 Result<std::optional<ByteRange>> ParseRange(std::string_view header, std::uint64_t size) {
   using Maybe = std::optional<ByteRange>;
   header = Trim(header);
-  if (!header.starts_with("bytes=")) return Maybe();
+  if (!header.starts_with("bytes=")) {
+    return Maybe();
+  }
   std::string_view spec = Trim(header.substr(6));
-  if (spec.find(',') != std::string_view::npos) return Maybe();
+  if (spec.find(',') != std::string_view::npos) {
+    return Maybe();
+  }
   auto dash = spec.find('-');
-  if (dash == std::string_view::npos) return Maybe();
+  if (dash == std::string_view::npos) {
+    return Maybe();
+  }
   std::string_view a = Trim(spec.substr(0, dash));
   std::string_view b = Trim(spec.substr(dash + 1));
   const Error unsatisfiable(ErrorCode::kInvalidRange, "The requested range is not satisfiable");
   std::uint64_t x = 0;
   std::uint64_t y = 0;
   if (a.empty()) {  // the last y bytes
-    if (!ParseUnsigned(b, y)) return Maybe();
-    if (y == 0 || size == 0) return unsatisfiable;
+    if (!ParseUnsigned(b, y)) {
+      return Maybe();
+    }
+    if (y == 0 || size == 0) {
+      return unsatisfiable;
+    }
     return Maybe(ByteRange{y >= size ? 0 : size - y, size - 1});
   }
-  if (!ParseUnsigned(a, x)) return Maybe();
+  if (!ParseUnsigned(a, x)) {
+    return Maybe();
+  }
   if (b.empty()) {
     y = UINT64_MAX;
   } else if (!ParseUnsigned(b, y) || y < x) {
     return Maybe();
   }
-  if (x >= size) return unsatisfiable;
+  if (x >= size) {
+    return unsatisfiable;
+  }
   return Maybe(ByteRange{x, std::min(y, size - 1)});
 }
 
@@ -53,11 +71,15 @@ bool EtagMatches(std::string_view condition, std::string_view etag) {
     auto comma = condition.find(',');
     std::string_view item = Trim(condition.substr(0, comma));
     condition = comma == std::string_view::npos ? std::string_view() : condition.substr(comma + 1);
-    if (item.starts_with("W/")) item.remove_prefix(2);
+    if (item.starts_with("W/")) {
+      item.remove_prefix(2);
+    }
     if (item.size() >= 2 && item.front() == '"' && item.back() == '"') {
       item = item.substr(1, item.size() - 2);
     }
-    if (item == "*" || item == etag) return true;
+    if (item == "*" || item == etag) {
+      return true;
+    }
   }
   return false;
 }
@@ -66,14 +88,22 @@ std::optional<unsigned> EvaluatePreconditions(const Preconditions& c, std::strin
                                               std::int64_t last_modified_ms) {
   std::int64_t modified_s = last_modified_ms / 1000;
   if (!c.if_match.empty()) {
-    if (!EtagMatches(c.if_match, etag)) return 412;
+    if (!EtagMatches(c.if_match, etag)) {
+      return 412;
+    }
   } else if (auto since = ParseHttpDate(c.if_unmodified_since)) {
-    if (modified_s > *since) return 412;
+    if (modified_s > *since) {
+      return 412;
+    }
   }
   if (!c.if_none_match.empty()) {
-    if (EtagMatches(c.if_none_match, etag)) return 304;
+    if (EtagMatches(c.if_none_match, etag)) {
+      return 304;
+    }
   } else if (auto since = ParseHttpDate(c.if_modified_since)) {
-    if (modified_s <= *since) return 304;
+    if (modified_s <= *since) {
+      return 304;
+    }
   }
   return std::nullopt;
 }

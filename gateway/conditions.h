@@ -33,7 +33,6 @@ struct Preconditions {
 // If-Modified-Since with 304; If-Match wins over If-Unmodified-Since and If-None-Match
 // over If-Modified-Since. nullopt when the request may proceed.
 std::optional<unsigned> EvaluatePreconditions(const Preconditions& conditions,
-                                              std::string_view etag,
-                                              std::int64_t last_modified_ms);
+                                              std::string_view etag, std::int64_t last_modified_ms);
 
 }  // namespace strata::gateway

@@ -10,9 +10,13 @@ IndexCredentialStore::IndexCredentialStore(const Config& config, metadata::Index
 }
 
 std::optional<auth::Credential> IndexCredentialStore::Find(std::string_view access_key) const {
-  if (auto found = bootstrap_.Find(access_key)) return found;
+  if (auto found = bootstrap_.Find(access_key)) {
+    return found;
+  }
   auto user = index_.GetUser(std::string(access_key));
-  if (!user.ok()) return std::nullopt;
+  if (!user.ok()) {
+    return std::nullopt;
+  }
   return auth::Credential{user->access_key, user->secret_key, user->admin};
 }
 

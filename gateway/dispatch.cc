@@ -16,16 +16,30 @@ constexpr std::string_view kAdminPrefix = "/_strata/admin/";
 // Sub-resources S3 defines that strata does not implement yet: asking for one must not
 // silently fall through to a plain object or bucket operation.
 constexpr std::array<std::string_view, 36> kUnsupportedSubresources = {
-    "accelerate", "acl", "analytics", "attributes", "cors", "delete", "encryption",
-    "intelligent-tiering", "inventory", "legal-hold", "lifecycle", "logging", "metrics",
-    "notification", "object-lock", "ownershipControls", "partNumber", "policy",
-    "policyStatus", "publicAccessBlock", "replication", "requestPayment", "restore",
-    "retention", "select", "tagging", "torrent", "uploadId", "uploads", "versionId",
-    "versioning", "versions", "website", "renameObject", "session", "x-id-unused"};
+    "accelerate",   "acl",
+    "analytics",    "attributes",
+    "cors",         "delete",
+    "encryption",   "intelligent-tiering",
+    "inventory",    "legal-hold",
+    "lifecycle",    "logging",
+    "metrics",      "notification",
+    "object-lock",  "ownershipControls",
+    "partNumber",   "policy",
+    "policyStatus", "publicAccessBlock",
+    "replication",  "requestPayment",
+    "restore",      "retention",
+    "select",       "tagging",
+    "torrent",      "uploadId",
+    "uploads",      "versionId",
+    "versioning",   "versions",
+    "website",      "renameObject",
+    "session",      "x-id-unused"};
 
 bool HasUnsupportedSubresource(const S3Target& target) {
   for (auto name : kUnsupportedSubresources) {
-    if (target.HasParam(name)) return true;
+    if (target.HasParam(name)) {
+      return true;
+    }
   }
   return false;
 }
@@ -43,10 +57,16 @@ Error MethodNotAllowed() {
 HandlerResult Route(RequestContext& ctx) {
   const auto& t = ctx.target;
   auto verb = ctx.request().method();
-  if (t.raw_path.starts_with(kAdminPrefix) && !t.virtual_hosted) co_return co_await HandleAdmin(ctx);
-  if (HasUnsupportedSubresource(t)) co_return NotImplemented();
+  if (t.raw_path.starts_with(kAdminPrefix) && !t.virtual_hosted) {
+    co_return co_await HandleAdmin(ctx);
+  }
+  if (HasUnsupportedSubresource(t)) {
+    co_return NotImplemented();
+  }
   if (t.bucket.empty()) {
-    if (verb == http::verb::get) co_return co_await ListBuckets(ctx);
+    if (verb == http::verb::get) {
+      co_return co_await ListBuckets(ctx);
+    }
     co_return MethodNotAllowed();
   }
   bool creating_bucket = t.key.empty() && verb == http::verb::put;
@@ -59,25 +79,38 @@ HandlerResult Route(RequestContext& ctx) {
   }
   if (t.key.empty()) {
     switch (verb) {
-      case http::verb::put: co_return co_await CreateBucket(ctx);
-      case http::verb::head: co_return co_await HeadBucket(ctx);
-      case http::verb::delete_: co_return co_await DeleteBucket(ctx);
+      case http::verb::put:
+        co_return co_await CreateBucket(ctx);
+      case http::verb::head:
+        co_return co_await HeadBucket(ctx);
+      case http::verb::delete_:
+        co_return co_await DeleteBucket(ctx);
       case http::verb::get:
-        if (t.HasParam("location")) co_return co_await GetBucketLocation(ctx);
+        if (t.HasParam("location")) {
+          co_return co_await GetBucketLocation(ctx);
+        }
         co_return co_await ListObjects(ctx);
-      case http::verb::post: co_return NotImplemented();
-      default: co_return MethodNotAllowed();
+      case http::verb::post:
+        co_return NotImplemented();
+      default:
+        co_return MethodNotAllowed();
     }
   }
   switch (verb) {
     case http::verb::put:
-      if (!ctx.Header("x-amz-copy-source").empty()) co_return NotImplemented();
+      if (!ctx.Header("x-amz-copy-source").empty()) {
+        co_return NotImplemented();
+      }
       co_return co_await PutObject(ctx);
     case http::verb::get:
-    case http::verb::head: co_return co_await GetObject(ctx);
-    case http::verb::delete_: co_return co_await DeleteObject(ctx);
-    case http::verb::post: co_return NotImplemented();
-    default: co_return MethodNotAllowed();
+    case http::verb::head:
+      co_return co_await GetObject(ctx);
+    case http::verb::delete_:
+      co_return co_await DeleteObject(ctx);
+    case http::verb::post:
+      co_return NotImplemented();
+    default:
+      co_return MethodNotAllowed();
   }
 }
 
@@ -86,16 +119,19 @@ std::string ErrorXml(const Error& error, std::string_view s3code, const RequestC
   XmlWriter xml("Error", false);
   xml.Element("Code", s3code).Element("Message", error.message);
   if (ctx != nullptr) {
-    if (!ctx->target.bucket.empty()) xml.Element("BucketName", ctx->target.bucket);
-    if (!ctx->target.key.empty()) xml.Element("Key", ctx->target.key);
+    if (!ctx->target.bucket.empty()) {
+      xml.Element("BucketName", ctx->target.bucket);
+    }
+    if (!ctx->target.key.empty()) {
+      xml.Element("Key", ctx->target.key);
+    }
     xml.Element("Resource", ctx->target.raw_path);
   }
   xml.Element("RequestId", request_id);
   return xml.Finish();
 }
 
-asio::awaitable<void> SendError(Exchange& exchange, const Error& error,
-                                const RequestContext* ctx) {
+asio::awaitable<void> SendError(Exchange& exchange, const Error& error, const RequestContext* ctx) {
   if (exchange.response_started()) {
     // Too late for an error document: end the connection so the client sees a failure.
     exchange.CloseAfterResponse();
@@ -109,8 +145,12 @@ asio::awaitable<void> SendError(Exchange& exchange, const Error& error,
     header.set(http::field::content_type, "application/xml");
     body = ErrorXml(error, info.code, ctx, exchange.request_id());
   }
-  if (error.code == ErrorCode::kUnavailable) header.set(http::field::retry_after, "1");
-  if (!exchange.body_complete() && info.status >= 500) exchange.CloseAfterResponse();
+  if (error.code == ErrorCode::kUnavailable) {
+    header.set(http::field::retry_after, "1");
+  }
+  if (!exchange.body_complete() && info.status >= 500) {
+    exchange.CloseAfterResponse();
+  }
   (void)co_await exchange.Send(std::move(header), std::move(body));
 }
 
@@ -134,8 +174,12 @@ asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
     view.method = req.method_string();
     view.raw_path = ctx->target.raw_path;
     view.raw_query = ctx->target.raw_query;
-    if (ctx->target.virtual_hosted) view.virtual_host_bucket = ctx->target.bucket;
-    for (const auto& field : req) view.headers.emplace_back(field.name_string(), field.value());
+    if (ctx->target.virtual_hosted) {
+      view.virtual_host_bucket = ctx->target.bucket;
+    }
+    for (const auto& field : req) {
+      view.headers.emplace_back(field.name_string(), field.value());
+    }
     auto auth = services.verifier.Verify(view);
     if (!auth.ok()) {
       outcome = auth.error();
@@ -144,7 +188,9 @@ asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
       outcome = co_await Route(*ctx);
     }
   }
-  if (!outcome.ok()) co_await SendError(exchange, outcome.error(), ctx ? &*ctx : nullptr);
+  if (!outcome.ok()) {
+    co_await SendError(exchange, outcome.error(), ctx ? &*ctx : nullptr);
+  }
 
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::steady_clock::now() - started)

@@ -44,7 +44,7 @@ class Exchange {
   virtual asio::awaitable<Result<void>> Send(ResponseHeader header, std::string body) = 0;
 
   virtual bool response_started() const = 0;
-  virtual unsigned status() const = 0;  // of the response sent; 0 before
+  virtual unsigned status() const = 0;          // of the response sent; 0 before
   virtual std::uint64_t bytes_in() const = 0;   // body bytes read
   virtual std::uint64_t bytes_out() const = 0;  // body bytes sent
   // Forbids keep-alive after this exchange (the connection's state is no longer known).

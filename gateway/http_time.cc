@@ -32,7 +32,9 @@ std::optional<std::int64_t> ParseHttpDate(std::string_view text) {
   for (const char* format : kFormats) {
     std::tm tm{};
     const char* end = strptime(s.c_str(), format, &tm);
-    if (end != nullptr && *end == '\0') return static_cast<std::int64_t>(timegm(&tm));
+    if (end != nullptr && *end == '\0') {
+      return static_cast<std::int64_t>(timegm(&tm));
+    }
   }
   return std::nullopt;
 }

@@ -48,34 +48,48 @@ int main(int argc, char** argv) {
     }
   }
 
-  auto config = config_path.empty() ? ParseConfig(EmbeddedDefaultConfig(), "<embedded conf/strata.toml>")
-                                    : LoadConfigFile(config_path);
-  if (!config.ok()) return Fail(config.error().message);
+  auto config = config_path.empty()
+                    ? ParseConfig(EmbeddedDefaultConfig(), "<embedded conf/strata.toml>")
+                    : LoadConfigFile(config_path);
+  if (!config.ok()) {
+    return Fail(config.error().message);
+  }
   if (check_only) {
     std::printf("configuration ok\n");
     return 0;
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v", spdlog::pattern_time_type::utc);
-  if (!SetLogLevel(config->server.log_level)) return Fail("server.log_level: unknown level");
+  if (!SetLogLevel(config->server.log_level)) {
+    return Fail("server.log_level: unknown level");
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(config->server.data_dir, ec);
-  if (ec) return Fail("server.data_dir: cannot create " + config->server.data_dir + ": " + ec.message());
+  if (ec) {
+    return Fail("server.data_dir: cannot create " + config->server.data_dir + ": " + ec.message());
+  }
   auto index = metadata::Index::Open(config->server.data_dir + "/index",
                                      metadata::IndexOptions{.sync = config->server.fsync});
-  if (!index.ok()) return Fail("cannot open the index: " + index.error().message);
+  if (!index.ok()) {
+    return Fail("cannot open the index: " + index.error().message);
+  }
   auto store = storage::ObjectStore::Open(*config, **index);
-  if (!store.ok()) return Fail("cannot open the storage engine: " + store.error().message);
+  if (!store.ok()) {
+    return Fail("cannot open the storage engine: " + store.error().message);
+  }
 
   SystemClock clock;
   gateway::IndexCredentialStore credentials(*config, **index);
-  auth::Verifier verifier(credentials, clock, auth::VerifierOptions{.region = config->server.region});
+  auth::Verifier verifier(credentials, clock,
+                          auth::VerifierOptions{.region = config->server.region});
   boost::asio::thread_pool blocking_pool(4);
   gateway::Services services{*config, clock, **index, **store, verifier, blocking_pool};
 
   gateway::Server server(services);
   auto started = server.Start();
-  if (!started.ok()) return Fail(started.error().message);
+  if (!started.ok()) {
+    return Fail(started.error().message);
+  }
   server.Run();
   blocking_pool.join();
   spdlog::info("index closed, bye");

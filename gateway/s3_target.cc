@@ -4,9 +4,15 @@ namespace strata::gateway {
 namespace {
 
 int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
   return -1;
 }
 
@@ -20,12 +26,20 @@ std::string_view StripPort(std::string_view host) {
 }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
+  if (a.size() != b.size()) {
+    return false;
+  }
   for (size_t i = 0; i < a.size(); ++i) {
     char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
+    if (x >= 'A' && x <= 'Z') {
+      x = static_cast<char>(x - 'A' + 'a');
+    }
+    if (y >= 'A' && y <= 'Z') {
+      y = static_cast<char>(y - 'A' + 'a');
+    }
+    if (x != y) {
+      return false;
+    }
   }
   return true;
 }
@@ -38,10 +52,14 @@ std::optional<std::string> PercentDecode(std::string_view in, bool plus_is_space
   for (size_t i = 0; i < in.size(); ++i) {
     char c = in[i];
     if (c == '%') {
-      if (i + 2 >= in.size()) return std::nullopt;
+      if (i + 2 >= in.size()) {
+        return std::nullopt;
+      }
       int hi = HexValue(in[i + 1]);
       int lo = HexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) return std::nullopt;
+      if (hi < 0 || lo < 0) {
+        return std::nullopt;
+      }
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
     } else if (c == '+' && plus_is_space) {
@@ -57,7 +75,9 @@ bool S3Target::HasParam(std::string_view name) const { return Param(name).has_va
 
 std::optional<std::string_view> S3Target::Param(std::string_view name) const {
   for (const auto& [k, v] : query) {
-    if (k == name) return std::string_view(v);
+    if (k == name) {
+      return std::string_view(v);
+    }
   }
   return std::nullopt;
 }
@@ -70,14 +90,18 @@ Result<S3Target> ParseS3Target(std::string_view target, std::string_view host,
   S3Target t;
   auto qpos = target.find('?');
   t.raw_path = std::string(target.substr(0, qpos));
-  if (qpos != std::string_view::npos) t.raw_query = std::string(target.substr(qpos + 1));
+  if (qpos != std::string_view::npos) {
+    t.raw_query = std::string(target.substr(qpos + 1));
+  }
 
   std::string_view q = t.raw_query;
   while (!q.empty()) {
     auto amp = q.find('&');
     std::string_view pair = q.substr(0, amp);
     q = amp == std::string_view::npos ? std::string_view() : q.substr(amp + 1);
-    if (pair.empty()) continue;
+    if (pair.empty()) {
+      continue;
+    }
     auto eq = pair.find('=');
     auto name = PercentDecode(pair.substr(0, eq), true);
     auto value = eq == std::string_view::npos ? std::optional<std::string>("")
@@ -89,7 +113,9 @@ Result<S3Target> ParseS3Target(std::string_view target, std::string_view host,
   }
 
   auto path = PercentDecode(t.raw_path, false);
-  if (!path) return Error(ErrorCode::kInvalidArgument, "malformed percent-encoding in path");
+  if (!path) {
+    return Error(ErrorCode::kInvalidArgument, "malformed percent-encoding in path");
+  }
 
   std::string_view hostname = StripPort(host);
   if (!domain.empty() && hostname.size() > domain.size() + 1 &&
@@ -103,7 +129,9 @@ Result<S3Target> ParseS3Target(std::string_view target, std::string_view host,
   std::string_view rest = std::string_view(*path).substr(1);
   auto slash = rest.find('/');
   t.bucket = std::string(rest.substr(0, slash));
-  if (slash != std::string_view::npos) t.key = std::string(rest.substr(slash + 1));
+  if (slash != std::string_view::npos) {
+    t.key = std::string(rest.substr(slash + 1));
+  }
   return t;
 }
 

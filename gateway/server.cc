@@ -1,15 +1,15 @@
 #include "gateway/server.h"
 
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -44,9 +44,13 @@ Result<tcp::endpoint> ParseEndpoint(const std::string& text) {
   }
   boost::system::error_code ec;
   auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
-  if (ec) return Error(ErrorCode::kInvalidArgument, "bad listen address " + text);
+  if (ec) {
+    return Error(ErrorCode::kInvalidArgument, "bad listen address " + text);
+  }
   int p = std::atoi(port.c_str());
-  if (p < 0 || p > 65535) return Error(ErrorCode::kInvalidArgument, "bad port in " + text);
+  if (p < 0 || p > 65535) {
+    return Error(ErrorCode::kInvalidArgument, "bad port in " + text);
+  }
   return tcp::endpoint(address, static_cast<unsigned short>(p));
 }
 
@@ -72,7 +76,9 @@ struct Server::Impl {
     auto tuple = asio::as_tuple(asio::use_awaitable);
     for (;;) {
       auto [ec, socket] = co_await acceptor.async_accept(tuple);
-      if (core.state.stopping || ec == asio::error::operation_aborted) co_return;
+      if (core.state.stopping || ec == asio::error::operation_aborted) {
+        co_return;
+      }
       if (ec) {
         // EMFILE and friends: back off instead of spinning.
         spdlog::warn("accept failed: {}", ec.message());
@@ -100,7 +106,9 @@ struct Server::Impl {
           boost::system::error_code ignored;
           acceptor.close(ignored);
         }
-        for (auto& cancel : c->state.idle_cancellers) cancel();
+        for (auto& cancel : c->state.idle_cancellers) {
+          cancel();
+        }
       });
     }
   }
@@ -114,26 +122,38 @@ Result<void> Server::Start() {
   if (server.tls_enabled()) {
     impl_->tls.emplace(asio::ssl::context::tls_server);
     boost::system::error_code ec;
-    impl_->tls->set_options(asio::ssl::context::default_workarounds |
-                            asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
-                            asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+    impl_->tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                            asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                            asio::ssl::context::no_tlsv1_1);
     impl_->tls->use_certificate_chain_file(server.tls_cert, ec);
-    if (ec) return Error(ErrorCode::kInvalidArgument, "server.tls_cert: " + ec.message());
+    if (ec) {
+      return Error(ErrorCode::kInvalidArgument, "server.tls_cert: " + ec.message());
+    }
     impl_->tls->use_private_key_file(server.tls_key, asio::ssl::context::pem, ec);
-    if (ec) return Error(ErrorCode::kInvalidArgument, "server.tls_key: " + ec.message());
+    if (ec) {
+      return Error(ErrorCode::kInvalidArgument, "server.tls_key: " + ec.message());
+    }
   }
   for (const auto& text : server.listen) {
     auto ep = ParseEndpoint(text);
-    if (!ep.ok()) return ep.error();
+    if (!ep.ok()) {
+      return ep.error();
+    }
     // SO_REUSEPORT would let this process share a port another strata already serves;
     // a plain bind first makes "address in use" an error, as a user expects.
     asio::io_context probe_ioc;
     tcp::acceptor probe(probe_ioc);
     boost::system::error_code ec;
     probe.open(ep->protocol(), ec);
-    if (!ec) probe.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) probe.bind(*ep, ec);
-    if (ec) return Error(ErrorCode::kUnavailable, "cannot listen on " + text + ": " + ec.message());
+    if (!ec) {
+      probe.set_option(tcp::acceptor::reuse_address(true), ec);
+    }
+    if (!ec) {
+      probe.bind(*ep, ec);
+    }
+    if (ec) {
+      return Error(ErrorCode::kUnavailable, "cannot listen on " + text + ": " + ec.message());
+    }
     impl_->endpoints.push_back(*ep);
   }
   unsigned threads = server.threads > 0 ? static_cast<unsigned>(server.threads)
@@ -144,14 +164,21 @@ Result<void> Server::Start() {
       tcp::acceptor acceptor(core->ioc);
       boost::system::error_code ec;
       acceptor.open(ep.protocol(), ec);
-      if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-      if (!ec) acceptor.set_option(ReusePort(true), ec);
-      if (!ec) acceptor.bind(ep, ec);
-      if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+      if (!ec) {
+        acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+      }
+      if (!ec) {
+        acceptor.set_option(ReusePort(true), ec);
+      }
+      if (!ec) {
+        acceptor.bind(ep, ec);
+      }
+      if (!ec) {
+        acceptor.listen(asio::socket_base::max_listen_connections, ec);
+      }
       if (ec) {
-        return Error(ErrorCode::kUnavailable, "cannot listen on " + ep.address().to_string() +
-                                                  ":" + std::to_string(ep.port()) + ": " +
-                                                  ec.message());
+        return Error(ErrorCode::kUnavailable, "cannot listen on " + ep.address().to_string() + ":" +
+                                                  std::to_string(ep.port()) + ": " + ec.message());
       }
       core->acceptors.push_back(std::move(acceptor));
     }
@@ -186,16 +213,24 @@ void Server::Run() {
   auto deadline = std::chrono::steady_clock::now() + impl_->services.config.server.shutdown_grace;
   for (;;) {
     bool all_done = true;
-    for (auto& core : impl_->cores) all_done = all_done && core->done;
-    if (all_done) break;
+    for (auto& core : impl_->cores) {
+      all_done = all_done && core->done;
+    }
+    if (all_done) {
+      break;
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       spdlog::warn("shutdown grace period over: closing remaining connections");
-      for (auto& core : impl_->cores) core->ioc.stop();
+      for (auto& core : impl_->cores) {
+        core->ioc.stop();
+      }
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  for (auto& core : impl_->cores) core->thread.join();
+  for (auto& core : impl_->cores) {
+    core->thread.join();
+  }
   spdlog::info("server stopped");
 }
 

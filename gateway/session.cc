@@ -61,7 +61,9 @@ class Session final : public Exchange {
 
   asio::awaitable<void> Run() {
     auto canceller = core_.idle_cancellers.insert(core_.idle_cancellers.end(), [this] {
-      if (idle_) Lowest().cancel();
+      if (idle_) {
+        Lowest().cancel();
+      }
     });
     co_await Serve();
     core_.idle_cancellers.erase(canceller);
@@ -80,13 +82,17 @@ class Session final : public Exchange {
   void CloseAfterResponse() override { keep_alive_ = false; }
 
   asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) override {
-    if (parser_->is_done()) co_return std::size_t{0};
+    if (parser_->is_done()) {
+      co_return std::size_t{0};
+    }
     if (!continue_sent_ && ExpectsContinue()) {
       continue_sent_ = true;
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       Lowest().expires_after(services_.config.server.idle_timeout);
       auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(kContinue), kTuple);
-      if (ec) co_return Error(ErrorCode::kIncompleteBody, "connection lost");
+      if (ec) {
+        co_return Error(ErrorCode::kIncompleteBody, "connection lost");
+      }
     }
     while (!parser_->is_done()) {
       auto& body = parser_->get().body();
@@ -95,7 +101,9 @@ class Session final : public Exchange {
       Lowest().expires_after(services_.config.server.idle_timeout);
       auto [ec, n] = co_await http::async_read_some(stream_, buffer_, *parser_, kTuple);
       std::size_t got = buf.size() - body.size;
-      if (ec == http::error::need_buffer) ec = {};
+      if (ec == http::error::need_buffer) {
+        ec = {};
+      }
       if (ec) {
         keep_alive_ = false;
         if (ec == beast::error::timeout) {
@@ -108,7 +116,9 @@ class Session final : public Exchange {
                         "Content-Length HTTP header");
       }
       bytes_in_ += got;
-      if (got > 0) co_return got;
+      if (got > 0) {
+        co_return got;
+      }
     }
     co_return std::size_t{0};
   }
@@ -169,50 +179,75 @@ class Session final : public Exchange {
     // when that is too much, the connection ends with this response.
     if (!parser_->is_done()) {
       auto remaining = parser_->content_length_remaining();
-      if (!remaining || *remaining > kMaxDrain || parser_->chunked()) keep_alive_ = false;
+      if (!remaining || *remaining > kMaxDrain || parser_->chunked()) {
+        keep_alive_ = false;
+      }
       // A client waiting for "100 Continue" gets a final answer instead and will not
       // send the body (or sends it later): either way the stream is no longer in step.
-      if (ExpectsContinue() && !continue_sent_) keep_alive_ = false;
+      if (ExpectsContinue() && !continue_sent_) {
+        keep_alive_ = false;
+      }
     }
-    if (core_.stopping) keep_alive_ = false;
+    if (core_.stopping) {
+      keep_alive_ = false;
+    }
     header.version(11);
     header.set(http::field::server, "strata");
     header.set("x-amz-request-id", request_id_);
     header.set("x-amz-id-2", request_id_);
-    header.set(http::field::date, FormatHttpDate(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                      services_.clock.Now().time_since_epoch())
-                                                      .count()));
-    if (!keep_alive_) header.set(http::field::connection, "close");
+    header.set(http::field::date,
+               FormatHttpDate(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  services_.clock.Now().time_since_epoch())
+                                  .count()));
+    if (!keep_alive_) {
+      header.set(http::field::connection, "close");
+    }
   }
 
   asio::awaitable<void> Serve() {
     if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
       Lowest().expires_after(services_.config.server.header_timeout);
       auto [ec] = co_await stream_.async_handshake(asio::ssl::stream_base::server, kTuple);
-      if (ec) co_return;
+      if (ec) {
+        co_return;
+      }
     }
     while (!core_.stopping) {
       // GCC 12 miscompiles co_await inside conditions: every await is its own statement.
       bool more = co_await WaitForRequest();
-      if (!more) co_return;
+      if (!more) {
+        co_return;
+      }
       bool parsed = co_await ReadRequestHeader();
-      if (!parsed) co_return;
+      if (!parsed) {
+        co_return;
+      }
       co_await HandleRequest(*this, services_);
-      if (!response_started_) keep_alive_ = false;  // a handler bug must not wedge a client
-      if (!keep_alive_) co_return;
+      if (!response_started_) {
+        keep_alive_ = false;  // a handler bug must not wedge a client
+      }
+      if (!keep_alive_) {
+        co_return;
+      }
       bool drained = co_await DrainBody();
-      if (!drained) co_return;
+      if (!drained) {
+        co_return;
+      }
     }
   }
 
   // Waits, idle, for the first byte of the next request; false when the connection ends.
   asio::awaitable<bool> WaitForRequest() {
-    if (buffer_.size() > 0) co_return true;
+    if (buffer_.size() > 0) {
+      co_return true;
+    }
     idle_ = true;
     Lowest().expires_after(services_.config.server.idle_timeout);
     auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(4096), kTuple);
     idle_ = false;
-    if (ec) co_return false;
+    if (ec) {
+      co_return false;
+    }
     buffer_.commit(n);
     co_return !core_.stopping;
   }
@@ -280,9 +315,13 @@ class Session final : public Exchange {
     std::uint64_t drained = 0;
     while (!parser_->is_done()) {
       auto got = co_await ReadBody(std::span<char>(scratch, sizeof scratch));
-      if (!got.ok() || *got == 0) co_return false;
+      if (!got.ok() || *got == 0) {
+        co_return false;
+      }
       drained += *got;
-      if (drained > kMaxDrain) co_return false;
+      if (drained > kMaxDrain) {
+        co_return false;
+      }
     }
     co_return true;
   }
@@ -326,7 +365,9 @@ class Session final : public Exchange {
 std::string RemoteOf(const asio::ip::tcp::socket& socket) {
   beast::error_code ec;
   auto ep = socket.remote_endpoint(ec);
-  if (ec) return "?";
+  if (ec) {
+    return "?";
+  }
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 

@@ -9,11 +9,21 @@ std::string XmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 cannot carry most control characters even escaped as entities;
         // S3 offers encoding-type=url for such keys. Numeric references keep them visible.
@@ -33,7 +43,9 @@ std::string XmlEscape(std::string_view text) {
 XmlWriter::XmlWriter(std::string_view root, bool xmlns) {
   out_ = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<";
   out_ += root;
-  if (xmlns) out_ += " xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"";
+  if (xmlns) {
+    out_ += " xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"";
+  }
   out_ += '>';
   stack_.append(root).push_back('\0');
 }
@@ -47,7 +59,9 @@ XmlWriter& XmlWriter::Open(std::string_view name) {
 }
 
 XmlWriter& XmlWriter::Close() {
-  if (stack_.empty()) return *this;
+  if (stack_.empty()) {
+    return *this;
+  }
   stack_.pop_back();  // the trailing '\0'
   auto start = stack_.rfind('\0');
   start = start == std::string::npos ? 0 : start + 1;
@@ -70,19 +84,25 @@ XmlWriter& XmlWriter::Element(std::string_view name, std::string_view text) {
 }
 
 std::string XmlWriter::Finish() {
-  while (!stack_.empty()) Close();
+  while (!stack_.empty()) {
+    Close();
+  }
   return std::move(out_);
 }
 
 Result<std::string> ParseCreateBucketConfiguration(std::string_view body) {
-  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::string();
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return std::string();
+  }
   pugi::xml_document doc;
   auto parsed = doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8);
   if (!parsed) {
     return Error(ErrorCode::kMalformedXml, "The XML you provided was not well-formed");
   }
   int elements = 0;
-  for (auto node : doc.children()) elements += node.type() == pugi::node_element ? 1 : 0;
+  for (auto node : doc.children()) {
+    elements += node.type() == pugi::node_element ? 1 : 0;
+  }
   auto root = doc.document_element();
   if (elements != 1 || std::string_view(root.name()) != "CreateBucketConfiguration") {
     return Error(ErrorCode::kMalformedXml, "expected CreateBucketConfiguration");

@@ -12,9 +12,9 @@ namespace strata::metadata {
 
 struct BucketRecord {
   BucketName name;
-  std::string owner;           // access key of the creator
-  std::int64_t created_ms = 0; // Unix epoch milliseconds
-  std::string region;          // LocationConstraint ("" means us-east-1)
+  std::string owner;            // access key of the creator
+  std::int64_t created_ms = 0;  // Unix epoch milliseconds
+  std::string region;           // LocationConstraint ("" means us-east-1)
 };
 
 // Where a version's bytes live on a tier.
@@ -28,7 +28,7 @@ struct ObjectRecord {
   ObjectKey key;
   VersionId version_id;  // "null" in unversioned buckets
   std::uint64_t size = 0;
-  std::string etag;              // without quotes: hex MD5, or "<hex>-N" for multipart
+  std::string etag;  // without quotes: hex MD5, or "<hex>-N" for multipart
   std::int64_t last_modified_ms = 0;
   std::string content_type;
   // Standard headers stored and returned as sent: cache-control, content-disposition,

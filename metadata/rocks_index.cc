@@ -193,8 +193,8 @@ std::shared_mutex& RocksIndex::BucketLock(const BucketName& bucket) {
 }
 
 std::mutex& RocksIndex::KeyLock(const BucketName& bucket, const ObjectKey& key) {
-  const std::size_t h = std::hash<std::string_view>{}(bucket.view()) * 31 +
-                        std::hash<std::string_view>{}(key.view());
+  const std::size_t h =
+      std::hash<std::string_view>{}(bucket.view()) * 31 + std::hash<std::string_view>{}(key.view());
   return key_locks_[h % kKeyStripes];
 }
 
@@ -307,7 +307,7 @@ Result<std::vector<BucketRecord>> RocksIndex::ListBuckets() {
 }
 
 Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindCurrent(const BucketName& bucket,
-                                                                     const ObjectKey& key) {
+                                                                      const ObjectKey& key) {
   const std::string prefix = ObjectKeyPrefix(bucket.view(), key.view());
   const std::string upper = PrefixSuccessor(prefix);
   rocksdb::Slice upper_slice(upper);
@@ -430,8 +430,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::DeleteObject(const BucketName& b
   });
 }
 
-Result<ListObjectsPage> RocksIndex::ListObjects(const BucketName& bucket,
-                                                const std::string& prefix,
+Result<ListObjectsPage> RocksIndex::ListObjects(const BucketName& bucket, const std::string& prefix,
                                                 const std::string& start_after,
                                                 std::size_t max_keys) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));

@@ -17,6 +17,8 @@ dir="build/${type,,}"
 extra=()
 if [[ "$type" == Asan ]]; then
   extra+=(-DSTRATA_WERROR=ON)
+else
+  extra+=(-DBUILD_TESTING=OFF)  # the test suite builds and runs the Asan configuration
 fi
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" "${extra[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)" "$@"

@@ -13,7 +13,7 @@ BUILD_PKGS=(
   libspdlog-dev libfmt-dev libpugixml-dev libgtest-dev libgmock-dev
   libibverbs-dev librdmacm-dev
 )
-TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli openssl)
+TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli openssl clang-format-16)
 
 want=("${BUILD_PKGS[@]}")
 for arg in "$@"; do

@@ -26,8 +26,7 @@ std::string BigEndianBase64(std::uint64_t value) {
 class Crc32Checksummer final : public Checksummer {
  public:
   void Update(std::string_view data) override {
-    crc_ = crc32_gzip_refl(crc_, reinterpret_cast<const unsigned char*>(data.data()),
-                           data.size());
+    crc_ = crc32_gzip_refl(crc_, reinterpret_cast<const unsigned char*>(data.data()), data.size());
   }
   std::string FinalBase64() override { return BigEndianBase64<4>(crc_); }
 
@@ -285,9 +284,9 @@ std::optional<std::string> Base64Decode(std::string_view text) {
         return std::nullopt;
       }
     }
-    const std::uint32_t q = (static_cast<std::uint32_t>(v[0]) << 18) |
-                            (static_cast<std::uint32_t>(v[1]) << 12) |
-                            (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
+    const std::uint32_t q =
+        (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |
+        (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
     if ((pad == 1 && (q & 0xff) != 0) || (pad == 2 && (q & 0xffff) != 0)) {
       return std::nullopt;
     }

@@ -49,10 +49,9 @@ std::uint64_t Load64(const unsigned char* p) {
 std::uint64_t UpdatePortable(std::uint64_t reg, const unsigned char* p, std::size_t len) {
   while (len >= 8) {
     reg ^= Load64(p);
-    reg = kTables[7][reg & 0xff] ^ kTables[6][(reg >> 8) & 0xff] ^
-          kTables[5][(reg >> 16) & 0xff] ^ kTables[4][(reg >> 24) & 0xff] ^
-          kTables[3][(reg >> 32) & 0xff] ^ kTables[2][(reg >> 40) & 0xff] ^
-          kTables[1][(reg >> 48) & 0xff] ^ kTables[0][reg >> 56];
+    reg = kTables[7][reg & 0xff] ^ kTables[6][(reg >> 8) & 0xff] ^ kTables[5][(reg >> 16) & 0xff] ^
+          kTables[4][(reg >> 24) & 0xff] ^ kTables[3][(reg >> 32) & 0xff] ^
+          kTables[2][(reg >> 40) & 0xff] ^ kTables[1][(reg >> 48) & 0xff] ^ kTables[0][reg >> 56];
     p += 8;
     len -= 8;
   }
@@ -112,16 +111,16 @@ __attribute__((target("pclmul,sse4.1"))) inline __m128i Fold(__m128i x, __m128i 
 }
 
 __attribute__((target("pclmul,sse4.1"))) std::uint64_t UpdateClmul(std::uint64_t reg,
-                                                                    const unsigned char* p,
-                                                                    std::size_t len) {
+                                                                   const unsigned char* p,
+                                                                   std::size_t len) {
   if (len < 256) {
     return UpdatePortable(reg, p, len);
   }
   const FoldConstants& c = Constants();
-  const __m128i k128 = _mm_set_epi64x(static_cast<long long>(c.k128_lo),
-                                      static_cast<long long>(c.k128_hi));
-  const __m128i k1024 = _mm_set_epi64x(static_cast<long long>(c.k1024_lo),
-                                       static_cast<long long>(c.k1024_hi));
+  const __m128i k128 =
+      _mm_set_epi64x(static_cast<long long>(c.k128_lo), static_cast<long long>(c.k128_hi));
+  const __m128i k1024 =
+      _mm_set_epi64x(static_cast<long long>(c.k1024_lo), static_cast<long long>(c.k1024_hi));
   auto load = [](const unsigned char* q) {
     return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
   };

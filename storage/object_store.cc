@@ -1,5 +1,6 @@
 #include "storage/object_store.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,8 +10,6 @@
 #include <exception>
 #include <new>
 #include <utility>
-
-#include <spdlog/spdlog.h>
 
 #include "storage/crc64nvme.h"
 #include "storage/local/local_tier.h"
@@ -116,8 +115,7 @@ class LocalPendingWrite final : public PendingWrite {
     for (auto& e : extra_) {
       out.emplace_back(std::string(ChecksumName(e.algorithm)), *Checksum(e.algorithm));
     }
-    out.emplace_back(std::string(ChecksumName(ChecksumAlgorithm::kCrc64Nvme)),
-                     Crc64Base64(crc64_));
+    out.emplace_back(std::string(ChecksumName(ChecksumAlgorithm::kCrc64Nvme)), Crc64Base64(crc64_));
     return out;
   }
 
@@ -156,8 +154,8 @@ class LocalObjectReader final : public ObjectReader {
         static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size_ - offset));
     std::size_t done = 0;
     while (done < want) {
-      const ssize_t n = ::pread(fd_.get(), buf.data() + done, want - done,
-                                static_cast<off_t>(offset + done));
+      const ssize_t n =
+          ::pread(fd_.get(), buf.data() + done, want - done, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) {
           continue;
@@ -205,8 +203,7 @@ class LocalObjectStore final : public ObjectStore {
                      "Your previous request to create the named bucket succeeded and you "
                      "already own it.");
       }
-      return Error(ErrorCode::kBucketAlreadyExists,
-                   "The requested bucket name is not available.");
+      return Error(ErrorCode::kBucketAlreadyExists, "The requested bucket name is not available.");
     });
   }
 

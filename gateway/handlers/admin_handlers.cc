@@ -37,16 +37,22 @@ std::string NewSecret() {
   unsigned char raw[40];
   RAND_bytes(raw, sizeof raw);
   std::string out;
-  for (unsigned char b : raw) out += kAlphabet[b % 62];
+  for (unsigned char b : raw) {
+    out += kAlphabet[b % 62];
+  }
   return out;
 }
 
 bool ValidAccessKey(std::string_view key) {
-  if (key.size() < 3 || key.size() > 128) return false;
+  if (key.size() < 3 || key.size() > 128) {
+    return false;
+  }
   for (char c : key) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '-' || c == '_' || c == '.';
-    if (!ok) return false;
+    if (!ok) {
+      return false;
+    }
   }
   return true;
 }
@@ -69,18 +75,24 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
   auto& index = ctx.services.index;
   if (path == kUsersPath && verb == http::verb::get) {
     auto users = index.ListUsers();
-    if (!users.ok()) co_return users.error();
+    if (!users.ok()) {
+      co_return users.error();
+    }
     std::string json = "[";
     for (const auto& u : ctx.services.config.users) {
-      if (json.size() > 1) json += ',';
-      json += "{\"access_key\":\"" + JsonEscape(u.access_key) + "\",\"admin\":" +
-              (u.admin ? "true" : "false") + ",\"source\":\"config\"}";
+      if (json.size() > 1) {
+        json += ',';
+      }
+      json += "{\"access_key\":\"" + JsonEscape(u.access_key) +
+              "\",\"admin\":" + (u.admin ? "true" : "false") + ",\"source\":\"config\"}";
     }
     for (const auto& u : *users) {
-      if (json.size() > 1) json += ',';
-      json += "{\"access_key\":\"" + JsonEscape(u.access_key) + "\",\"admin\":" +
-              (u.admin ? "true" : "false") + ",\"source\":\"index\",\"created\":\"" +
-              FormatIso8601(u.created_ms) + "\"}";
+      if (json.size() > 1) {
+        json += ',';
+      }
+      json += "{\"access_key\":\"" + JsonEscape(u.access_key) +
+              "\",\"admin\":" + (u.admin ? "true" : "false") +
+              ",\"source\":\"index\",\"created\":\"" + FormatIso8601(u.created_ms) + "\"}";
     }
     json += "]";
     co_return co_await SendJson(ctx, 200, std::move(json));
@@ -92,16 +104,20 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
                       "access keys are 3-128 characters of [A-Za-z0-9._-]");
     }
     bool is_bootstrap = false;
-    for (const auto& u : ctx.services.config.users) is_bootstrap |= u.access_key == access_key;
+    for (const auto& u : ctx.services.config.users) {
+      is_bootstrap |= u.access_key == access_key;
+    }
     if (verb == http::verb::put) {
       if (is_bootstrap || index.GetUser(access_key).ok()) {
         co_return Error(ErrorCode::kAlreadyExists, "user " + access_key + " already exists");
       }
-      metadata::UserRecord user{access_key, NewSecret(),
-                                ctx.target.Param("admin") == std::optional<std::string_view>("true"),
-                                ctx.NowMs()};
+      metadata::UserRecord user{
+          access_key, NewSecret(),
+          ctx.target.Param("admin") == std::optional<std::string_view>("true"), ctx.NowMs()};
       auto put = co_await Offload(ctx.services.blocking_pool, [&] { return index.PutUser(user); });
-      if (!put.ok()) co_return put.error();
+      if (!put.ok()) {
+        co_return put.error();
+      }
       co_return co_await SendJson(ctx, 200,
                                   "{\"access_key\":\"" + JsonEscape(user.access_key) +
                                       "\",\"secret_key\":\"" + user.secret_key +
@@ -112,9 +128,11 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
         co_return Error(ErrorCode::kInvalidRequest,
                         "user " + access_key + " comes from the config file; remove it there");
       }
-      auto deleted =
-          co_await Offload(ctx.services.blocking_pool, [&] { return index.DeleteUser(access_key); });
-      if (!deleted.ok()) co_return deleted.error();
+      auto deleted = co_await Offload(ctx.services.blocking_pool,
+                                      [&] { return index.DeleteUser(access_key); });
+      if (!deleted.ok()) {
+        co_return deleted.error();
+      }
       co_return co_await SendEmpty(ctx, 204);
     }
   }

@@ -22,18 +22,26 @@ asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::siz
   auto decoder = auth::MakePayloadDecoder(ctx.auth);
   for (;;) {
     auto got = co_await ctx.exchange.ReadBody(std::span<char>(buf, sizeof buf));
-    if (!got.ok()) co_return got.error();
-    if (*got == 0) break;
+    if (!got.ok()) {
+      co_return got.error();
+    }
+    if (*got == 0) {
+      break;
+    }
     decoded.clear();
     auto fed = decoder->Feed(std::string_view(buf, *got), decoded);
-    if (!fed.ok()) co_return fed.error();
+    if (!fed.ok()) {
+      co_return fed.error();
+    }
     body += decoded;
     if (body.size() > limit) {
       co_return Error(ErrorCode::kMalformedXml, "request body is too large");
     }
   }
   auto finished = decoder->Finish();
-  if (!finished.ok()) co_return finished.error();
+  if (!finished.ok()) {
+    co_return finished.error();
+  }
   co_return body;
 }
 
@@ -41,13 +49,19 @@ asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::siz
 
 HandlerResult ListBuckets(RequestContext& ctx) {
   auto buckets = ctx.services.store.ListBuckets();
-  if (!buckets.ok()) co_return buckets.error();
+  if (!buckets.ok()) {
+    co_return buckets.error();
+  }
   XmlWriter xml("ListAllMyBucketsResult");
-  xml.Open("Owner").Element("ID", ctx.auth.principal.access_key)
-      .Element("DisplayName", ctx.auth.principal.access_key).Close();
+  xml.Open("Owner")
+      .Element("ID", ctx.auth.principal.access_key)
+      .Element("DisplayName", ctx.auth.principal.access_key)
+      .Close();
   xml.Open("Buckets");
   for (const auto& b : *buckets) {
-    if (!MayAccess(ctx.auth.principal, b)) continue;
+    if (!MayAccess(ctx.auth.principal, b)) {
+      continue;
+    }
     xml.Open("Bucket")
         .Element("Name", b.name.view())
         .Element("CreationDate", FormatIso8601(b.created_ms))
@@ -59,9 +73,13 @@ HandlerResult ListBuckets(RequestContext& ctx) {
 
 HandlerResult CreateBucket(RequestContext& ctx) {
   auto body = co_await ReadSmallBody(ctx, kMaxBucketConfigBytes);
-  if (!body.ok()) co_return body.error();
+  if (!body.ok()) {
+    co_return body.error();
+  }
   auto location = ParseCreateBucketConfiguration(*body);
-  if (!location.ok()) co_return location.error();
+  if (!location.ok()) {
+    co_return location.error();
+  }
   const std::string& region = ctx.services.config.server.region;
   if (!location->empty() && *location != region) {
     co_return Error(ErrorCode::kIllegalLocationConstraint,
@@ -74,7 +92,9 @@ HandlerResult CreateBucket(RequestContext& ctx) {
   std::string owner = ctx.auth.principal.access_key;
   auto created = co_await Offload(ctx.services.blocking_pool,
                                   [&] { return store.CreateBucket(name, owner, *location); });
-  if (!created.ok()) co_return created.error();
+  if (!created.ok()) {
+    co_return created.error();
+  }
   ResponseHeader header;
   header.set(http::field::location, "/" + ctx.target.bucket);
   co_return co_await SendEmpty(ctx, 200, std::move(header));
@@ -82,7 +102,9 @@ HandlerResult CreateBucket(RequestContext& ctx) {
 
 HandlerResult HeadBucket(RequestContext& ctx) {
   auto bucket = ctx.services.store.GetBucket(BucketName(ctx.target.bucket));
-  if (!bucket.ok()) co_return bucket.error();
+  if (!bucket.ok()) {
+    co_return bucket.error();
+  }
   ResponseHeader header;
   header.set("x-amz-bucket-region", ctx.services.config.server.region);
   co_return co_await SendEmpty(ctx, 200, std::move(header));
@@ -93,13 +115,17 @@ HandlerResult DeleteBucket(RequestContext& ctx) {
   auto& store = ctx.services.store;
   auto deleted =
       co_await Offload(ctx.services.blocking_pool, [&] { return store.DeleteBucket(name); });
-  if (!deleted.ok()) co_return deleted.error();
+  if (!deleted.ok()) {
+    co_return deleted.error();
+  }
   co_return co_await SendEmpty(ctx, 204);
 }
 
 HandlerResult GetBucketLocation(RequestContext& ctx) {
   auto bucket = ctx.services.store.GetBucket(BucketName(ctx.target.bucket));
-  if (!bucket.ok()) co_return bucket.error();
+  if (!bucket.ok()) {
+    co_return bucket.error();
+  }
   // S3 answers an empty LocationConstraint for us-east-1.
   std::string region = bucket->region == "us-east-1" ? "" : bucket->region;
   XmlWriter xml("LocationConstraint");
@@ -117,7 +143,9 @@ HandlerResult ListObjects(RequestContext& ctx) {
   std::string delimiter(t.Param("delimiter").value_or(""));
   bool url_encode = false;
   if (auto enc = t.Param("encoding-type")) {
-    if (*enc != "url") co_return Error(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
+    if (*enc != "url") {
+      co_return Error(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
+    }
     url_encode = true;
   }
   std::size_t max_keys = 1000;
@@ -125,7 +153,8 @@ HandlerResult ListObjects(RequestContext& ctx) {
     long long v = -1;
     auto [p, ec] = std::from_chars(mk->data(), mk->data() + mk->size(), v);
     if (ec != std::errc() || p != mk->data() + mk->size() || v < 0) {
-      co_return Error(ErrorCode::kInvalidArgument, "Provided max-keys not an integer or within integer range");
+      co_return Error(ErrorCode::kInvalidArgument,
+                      "Provided max-keys not an integer or within integer range");
     }
     max_keys = static_cast<std::size_t>(std::min<long long>(v, 1000));
   }
@@ -142,7 +171,9 @@ HandlerResult ListObjects(RequestContext& ctx) {
 
   BucketName bucket(t.bucket);
   auto exists = ctx.services.store.GetBucket(bucket);
-  if (!exists.ok()) co_return exists.error();
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
 
   // Walk the index, folding keys that share a delimited prefix into one CommonPrefix.
   std::vector<metadata::ObjectRecord> contents;
@@ -153,8 +184,12 @@ HandlerResult ListObjects(RequestContext& ctx) {
   while (contents.size() + common_prefixes.size() < max_keys) {
     std::size_t want = max_keys - contents.size() - common_prefixes.size();
     auto page = ctx.services.index.ListObjects(bucket, prefix, cursor, want);
-    if (!page.ok()) co_return page.error();
-    if (page->objects.empty()) break;
+    if (!page.ok()) {
+      co_return page.error();
+    }
+    if (page->objects.empty()) {
+      break;
+    }
     for (auto& object : page->objects) {
       const std::string& key = object.key.str();
       cursor = key;
@@ -178,12 +213,18 @@ HandlerResult ListObjects(RequestContext& ctx) {
       last_returned = key;
       contents.push_back(std::move(object));
     }
-    if (truncated) break;
-    if (!page->truncated && cursor == page->objects.back().key.str()) break;
+    if (truncated) {
+      break;
+    }
+    if (!page->truncated && cursor == page->objects.back().key.str()) {
+      break;
+    }
   }
   if (!truncated && contents.size() + common_prefixes.size() >= max_keys) {
     auto more = ctx.services.index.ListObjects(bucket, prefix, cursor, 1);
-    if (!more.ok()) co_return more.error();
+    if (!more.ok()) {
+      co_return more.error();
+    }
     truncated = !more->objects.empty();
   }
 
@@ -191,15 +232,23 @@ HandlerResult ListObjects(RequestContext& ctx) {
   XmlWriter xml("ListBucketResult");
   xml.Element("Name", t.bucket).Element("Prefix", enc(prefix));
   if (v2) {
-    if (auto token = t.Param("continuation-token")) xml.Element("ContinuationToken", *token);
-    if (auto sa = t.Param("start-after")) xml.Element("StartAfter", enc(std::string(*sa)));
+    if (auto token = t.Param("continuation-token")) {
+      xml.Element("ContinuationToken", *token);
+    }
+    if (auto sa = t.Param("start-after")) {
+      xml.Element("StartAfter", enc(std::string(*sa)));
+    }
     xml.Element("KeyCount", std::to_string(contents.size() + common_prefixes.size()));
   } else {
     xml.Element("Marker", enc(start_after));
   }
   xml.Element("MaxKeys", std::to_string(max_keys));
-  if (!delimiter.empty()) xml.Element("Delimiter", enc(delimiter));
-  if (url_encode) xml.Element("EncodingType", "url");
+  if (!delimiter.empty()) {
+    xml.Element("Delimiter", enc(delimiter));
+  }
+  if (url_encode) {
+    xml.Element("EncodingType", "url");
+  }
   xml.Element("IsTruncated", truncated ? "true" : "false");
   if (truncated) {
     if (v2) {

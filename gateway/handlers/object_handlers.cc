@@ -30,7 +30,9 @@ constexpr std::array<std::string_view, 5> kStoredHeaders = {
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
   }
   return out;
 }
@@ -43,10 +45,18 @@ std::string StripAwsChunked(std::string_view encoding) {
     auto comma = encoding.find(',');
     std::string_view item = encoding.substr(0, comma);
     encoding = comma == std::string_view::npos ? std::string_view() : encoding.substr(comma + 1);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.empty() || item == "aws-chunked") continue;
-    if (!out.empty()) out += ',';
+    while (!item.empty() && item.front() == ' ') {
+      item.remove_prefix(1);
+    }
+    while (!item.empty() && item.back() == ' ') {
+      item.remove_suffix(1);
+    }
+    if (item.empty() || item == "aws-chunked") {
+      continue;
+    }
+    if (!out.empty()) {
+      out += ',';
+    }
     out += item;
   }
   return out;
@@ -54,7 +64,7 @@ std::string StripAwsChunked(std::string_view encoding) {
 
 struct ChecksumExpectation {
   storage::ChecksumAlgorithm algorithm;
-  std::string value;   // from the header; empty when it comes in the trailer
+  std::string value;  // from the header; empty when it comes in the trailer
   bool in_trailer = false;
 };
 
@@ -64,7 +74,9 @@ Result<std::vector<ChecksumExpectation>> DeclaredChecksums(const RequestContext&
   std::vector<ChecksumExpectation> out;
   for (auto algorithm : kAllChecksums) {
     auto value = ctx.Header(storage::ChecksumHeaderName(algorithm));
-    if (!value.empty()) out.push_back({algorithm, std::string(value), false});
+    if (!value.empty()) {
+      out.push_back({algorithm, std::string(value), false});
+    }
   }
   auto trailer = ctx.Header("x-amz-trailer");
   if (!trailer.empty()) {
@@ -72,18 +84,22 @@ Result<std::vector<ChecksumExpectation>> DeclaredChecksums(const RequestContext&
                          ? storage::ParseChecksumAlgorithm(trailer.substr(15))
                          : std::nullopt;
     if (!algorithm) {
-      return Error(ErrorCode::kInvalidArgument, "The value specified in the x-amz-trailer header is not supported");
+      return Error(ErrorCode::kInvalidArgument,
+                   "The value specified in the x-amz-trailer header is not supported");
     }
     out.push_back({*algorithm, "", true});
   }
   if (out.size() > 1) {
-    return Error(ErrorCode::kInvalidRequest, "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.");
+    return Error(
+        ErrorCode::kInvalidRequest,
+        "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.");
   }
   auto sdk = ctx.Header("x-amz-sdk-checksum-algorithm");
   if (!sdk.empty()) {
     auto algorithm = storage::ParseChecksumAlgorithm(sdk);
     if (!algorithm) {
-      return Error(ErrorCode::kInvalidRequest, "Value for x-amz-sdk-checksum-algorithm header is invalid.");
+      return Error(ErrorCode::kInvalidRequest,
+                   "Value for x-amz-sdk-checksum-algorithm header is invalid.");
     }
     if (out.empty()) {
       return Error(ErrorCode::kInvalidRequest,
@@ -91,7 +107,8 @@ Result<std::vector<ChecksumExpectation>> DeclaredChecksums(const RequestContext&
                    "or x-amz-trailer headers were found.");
     }
     if (out.front().algorithm != *algorithm) {
-      return Error(ErrorCode::kInvalidRequest, "Value for x-amz-sdk-checksum-algorithm header is invalid.");
+      return Error(ErrorCode::kInvalidRequest,
+                   "Value for x-amz-sdk-checksum-algorithm header is invalid.");
     }
   }
   return out;
@@ -99,7 +116,9 @@ Result<std::vector<ChecksumExpectation>> DeclaredChecksums(const RequestContext&
 
 Result<std::optional<std::string>> ExpectedMd5(const RequestContext& ctx) {
   auto md5 = ctx.Header("content-md5");
-  if (md5.empty()) return std::optional<std::string>();
+  if (md5.empty()) {
+    return std::optional<std::string>();
+  }
   auto raw = storage::Base64Decode(md5);
   if (!raw || raw->size() != 16) {
     return Error(ErrorCode::kInvalidDigest, "The Content-MD5 you specified is not valid.");
@@ -126,17 +145,20 @@ Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectReco
   }
   for (auto name : kStoredHeaders) {
     std::string value(ctx.Header(name));
-    if (name == "content-encoding") value = StripAwsChunked(value);
-    if (!value.empty()) record.system_metadata.emplace_back(std::string(name), std::move(value));
+    if (name == "content-encoding") {
+      value = StripAwsChunked(value);
+    }
+    if (!value.empty()) {
+      record.system_metadata.emplace_back(std::string(name), std::move(value));
+    }
   }
   auto storage_class = ctx.Header("x-amz-storage-class");
   if (!storage_class.empty()) {
     std::string sc(storage_class);
-    bool known = ctx.services.config.storage_classes.contains(sc) || sc == "HOT" ||
-                 sc == "WARM" || sc == "COLD";
+    bool known = ctx.services.config.storage_classes.contains(sc) || sc == "HOT" || sc == "WARM" ||
+                 sc == "COLD";
     if (!known) {
-      return Error(ErrorCode::kInvalidStorageClass,
-                   "The storage class you specified is not valid");
+      return Error(ErrorCode::kInvalidStorageClass, "The storage class you specified is not valid");
     }
     record.storage_class = sc;
   }
@@ -155,7 +177,8 @@ HandlerResult PutObject(RequestContext& ctx) {
   bool chunked = ctx.Header("transfer-encoding").find("chunked") != std::string_view::npos;
   auto length_field = ctx.Header("content-length");
   if (length_field.empty() && !chunked) {
-    co_return Error(ErrorCode::kMissingContentLength, "You must provide the Content-Length HTTP header.");
+    co_return Error(ErrorCode::kMissingContentLength,
+                    "You must provide the Content-Length HTTP header.");
   }
   std::int64_t expected_size = -1;  // of the object, when known up front
   if (streaming) {
@@ -166,7 +189,8 @@ HandlerResult PutObject(RequestContext& ctx) {
     }
   } else if (!length_field.empty()) {
     std::uint64_t v = 0;
-    auto [p, ec] = std::from_chars(length_field.data(), length_field.data() + length_field.size(), v);
+    auto [p, ec] =
+        std::from_chars(length_field.data(), length_field.data() + length_field.size(), v);
     if (ec != std::errc() || p != length_field.data() + length_field.size()) {
       co_return Error(ErrorCode::kInvalidArgument, "bad Content-Length");
     }
@@ -178,19 +202,29 @@ HandlerResult PutObject(RequestContext& ctx) {
   }
 
   auto checksums = DeclaredChecksums(ctx);
-  if (!checksums.ok()) co_return checksums.error();
+  if (!checksums.ok()) {
+    co_return checksums.error();
+  }
   auto md5 = ExpectedMd5(ctx);
-  if (!md5.ok()) co_return md5.error();
+  if (!md5.ok()) {
+    co_return md5.error();
+  }
   metadata::ObjectRecord record;
   record.bucket = BucketName(ctx.target.bucket);
   record.key = ObjectKey(ctx.target.key);
   auto described = DescribeFromHeaders(ctx, record);
-  if (!described.ok()) co_return described.error();
+  if (!described.ok()) {
+    co_return described.error();
+  }
 
   std::vector<storage::ChecksumAlgorithm> algorithms;
-  for (const auto& c : *checksums) algorithms.push_back(c.algorithm);
+  for (const auto& c : *checksums) {
+    algorithms.push_back(c.algorithm);
+  }
   auto pending = ctx.services.store.BeginWrite(record.bucket, algorithms);
-  if (!pending.ok()) co_return pending.error();
+  if (!pending.ok()) {
+    co_return pending.error();
+  }
   auto& write = **pending;
 
   auto decoder = auth::MakePayloadDecoder(ctx.auth);
@@ -199,23 +233,34 @@ HandlerResult PutObject(RequestContext& ctx) {
   decoded.reserve(kIoBlock);
   for (;;) {
     auto got = co_await ctx.exchange.ReadBody(std::span<char>(raw.data(), raw.size()));
-    if (!got.ok()) co_return got.error();
-    if (*got == 0) break;
+    if (!got.ok()) {
+      co_return got.error();
+    }
+    if (*got == 0) {
+      break;
+    }
     decoded.clear();
     auto fed = decoder->Feed(std::string_view(raw.data(), *got), decoded);
-    if (!fed.ok()) co_return fed.error();
+    if (!fed.ok()) {
+      co_return fed.error();
+    }
     if (write.size() + decoded.size() > kMaxSinglePut) {
       co_return Error(ErrorCode::kEntityTooLarge,
                       "Your proposed upload exceeds the maximum allowed object size.");
     }
     auto appended = write.Append(decoded);
-    if (!appended.ok()) co_return appended.error();
+    if (!appended.ok()) {
+      co_return appended.error();
+    }
   }
   auto finished = decoder->Finish();
-  if (!finished.ok()) co_return finished.error();
+  if (!finished.ok()) {
+    co_return finished.error();
+  }
   if (expected_size >= 0 && write.size() != static_cast<std::uint64_t>(expected_size)) {
-    co_return Error(ErrorCode::kIncompleteBody,
-                    "You did not provide the number of bytes specified by the Content-Length HTTP header");
+    co_return Error(
+        ErrorCode::kIncompleteBody,
+        "You did not provide the number of bytes specified by the Content-Length HTTP header");
   }
   if (md5->has_value() && write.Md5Base64() != **md5) {
     co_return Error(ErrorCode::kBadDigest,
@@ -226,7 +271,9 @@ HandlerResult PutObject(RequestContext& ctx) {
     std::string header_name(storage::ChecksumHeaderName(expectation.algorithm));
     if (expectation.in_trailer) {
       for (const auto& [name, value] : decoder->Trailers()) {
-        if (name == header_name) expectation.value = value;
+        if (name == header_name) {
+          expectation.value = value;
+        }
       }
       if (expectation.value.empty()) {
         co_return Error(ErrorCode::kInvalidRequest, "The trailer " + header_name + " is missing.");
@@ -245,7 +292,9 @@ HandlerResult PutObject(RequestContext& ctx) {
   auto committed = co_await Offload(ctx.services.blocking_pool, [&] {
     return store.CommitWrite(std::move(*pending), std::move(record));
   });
-  if (!committed.ok()) co_return committed.error();
+  if (!committed.ok()) {
+    co_return committed.error();
+  }
   header.set(http::field::etag, "\"" + committed->etag + "\"");
   co_return co_await SendEmpty(ctx, 200, std::move(header));
 }
@@ -258,15 +307,21 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
   header.set(http::field::last_modified, FormatHttpDate(record.last_modified_ms));
   header.set(http::field::accept_ranges, "bytes");
   header.set(http::field::content_type, record.content_type);
-  for (const auto& [name, value] : record.system_metadata) header.set(name, value);
+  for (const auto& [name, value] : record.system_metadata) {
+    header.set(name, value);
+  }
   for (const auto& [name, value] : record.user_metadata) {
     header.set(std::string(kMetaPrefix) + name, value);
   }
-  if (record.storage_class != "STANDARD") header.set("x-amz-storage-class", record.storage_class);
+  if (record.storage_class != "STANDARD") {
+    header.set("x-amz-storage-class", record.storage_class);
+  }
   if (ctx.Header("x-amz-checksum-mode") == "ENABLED") {
     for (const auto& [algorithm, value] : record.checksums) {
       auto parsed = storage::ParseChecksumAlgorithm(algorithm);
-      if (parsed) header.set(storage::ChecksumHeaderName(*parsed), value);
+      if (parsed) {
+        header.set(storage::ChecksumHeaderName(*parsed), value);
+      }
     }
   }
   // response-* query parameters override the stored headers (GET only in S3, but HEAD
@@ -279,15 +334,20 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
       {"response-content-disposition", http::field::content_disposition},
       {"response-content-encoding", http::field::content_encoding}};
   for (const auto& [param, field] : kOverrides) {
-    if (auto value = ctx.target.Param(param)) header.set(field, *value);
+    if (auto value = ctx.target.Param(param)) {
+      header.set(field, *value);
+    }
   }
 }
 
 }  // namespace
 
 HandlerResult GetObject(RequestContext& ctx) {
-  auto record = ctx.services.store.HeadObject(BucketName(ctx.target.bucket), ObjectKey(ctx.target.key));
-  if (!record.ok()) co_return record.error();
+  auto record =
+      ctx.services.store.HeadObject(BucketName(ctx.target.bucket), ObjectKey(ctx.target.key));
+  if (!record.ok()) {
+    co_return record.error();
+  }
   Preconditions conditions{ctx.Header("if-match"), ctx.Header("if-none-match"),
                            ctx.Header("if-modified-since"), ctx.Header("if-unmodified-since")};
   if (auto status = EvaluatePreconditions(conditions, record->etag, record->last_modified_ms)) {
@@ -301,7 +361,9 @@ HandlerResult GetObject(RequestContext& ctx) {
     co_return co_await SendEmpty(ctx, 304, std::move(header));
   }
   auto range = ParseRange(ctx.Header("range"), record->size);
-  if (!range.ok()) co_return range.error();
+  if (!range.ok()) {
+    co_return range.error();
+  }
 
   ResponseHeader header;
   DescribeToHeaders(ctx, *record, header);
@@ -317,22 +379,35 @@ HandlerResult GetObject(RequestContext& ctx) {
   } else {
     header.result(http::status::ok);
   }
-  if (ctx.is_head()) co_return co_await ctx.exchange.SendHeader(std::move(header), length);
+  if (ctx.is_head()) {
+    co_return co_await ctx.exchange.SendHeader(std::move(header), length);
+  }
 
   auto reader = ctx.services.store.OpenObject(*record);
-  if (!reader.ok()) co_return reader.error();
+  if (!reader.ok()) {
+    co_return reader.error();
+  }
   auto sent = co_await ctx.exchange.SendHeader(std::move(header), length);
-  if (!sent.ok()) co_return sent;
+  if (!sent.ok()) {
+    co_return sent;
+  }
   std::vector<char> block(std::min<std::uint64_t>(kIoBlock, std::max<std::uint64_t>(length, 1)));
   std::uint64_t offset = first;
   std::uint64_t end = first + length;
   while (offset < end) {
-    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), end - offset));
+    std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), end - offset));
     auto n = (*reader)->Read(offset, std::span<char>(block.data(), want));
-    if (!n.ok()) co_return n.error();
-    if (*n == 0) co_return Error(ErrorCode::kCorruption, "object data is shorter than its record");
+    if (!n.ok()) {
+      co_return n.error();
+    }
+    if (*n == 0) {
+      co_return Error(ErrorCode::kCorruption, "object data is shorter than its record");
+    }
     auto wrote = co_await ctx.exchange.SendBody(std::string_view(block.data(), *n));
-    if (!wrote.ok()) co_return wrote;
+    if (!wrote.ok()) {
+      co_return wrote;
+    }
     offset += *n;
   }
   co_return Ok();
@@ -345,11 +420,15 @@ HandlerResult DeleteObject(RequestContext& ctx) {
   BucketName bucket(ctx.target.bucket);
   ObjectKey key(ctx.target.key);
   auto exists = ctx.services.store.GetBucket(bucket);
-  if (!exists.ok()) co_return exists.error();
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
   auto& store = ctx.services.store;
   auto deleted =
       co_await Offload(ctx.services.blocking_pool, [&] { return store.DeleteObject(bucket, key); });
-  if (!deleted.ok()) co_return deleted.error();
+  if (!deleted.ok()) {
+    co_return deleted.error();
+  }
   co_return co_await SendEmpty(ctx, 204);
 }
 

@@ -132,8 +132,7 @@ Result<void> LocalTempFile::Append(std::string_view data) {
 LocalTier::LocalTier(std::string name, std::string root, bool fsync)
     : name_(std::move(name)), root_(std::move(root)), fsync_(fsync) {}
 
-Result<std::unique_ptr<LocalTier>> LocalTier::Open(std::string name, std::string root,
-                                                   bool fsync) {
+Result<std::unique_ptr<LocalTier>> LocalTier::Open(std::string name, std::string root, bool fsync) {
   if (root.empty()) {
     return Error(ErrorCode::kInvalidArgument, "tier " + name + " has no path");
   }

@@ -43,7 +43,9 @@ std::string NewAccessKey() {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   std::random_device rd;
   std::string key = "SK";
-  while (key.size() < 20) key += kAlphabet[rd() % 36];
+  while (key.size() < 20) {
+    key += kAlphabet[rd() % 36];
+  }
   return key;
 }
 
@@ -57,9 +59,15 @@ Target ServerAddress(const Config& config) {
   std::string listen = config.server.listen.front();
   auto colon = listen.rfind(':');
   Target t{listen.substr(0, colon), listen.substr(colon + 1)};
-  if (t.host == "0.0.0.0" || t.host.empty()) t.host = "127.0.0.1";
-  if (t.host == "[::]") t.host = "[::1]";
-  if (t.host.size() > 2 && t.host.front() == '[') t.host = t.host.substr(1, t.host.size() - 2);
+  if (t.host == "0.0.0.0" || t.host.empty()) {
+    t.host = "127.0.0.1";
+  }
+  if (t.host == "[::]") {
+    t.host = "[::1]";
+  }
+  if (t.host.size() > 2 && t.host.front() == '[') {
+    t.host = t.host.substr(1, t.host.size() - 2);
+  }
   return t;
 }
 
@@ -74,7 +82,9 @@ int Exchange(Stream& stream, http::request<http::string_body>& req) {
                  res.body().c_str());
     return 1;
   }
-  if (!res.body().empty()) std::printf("%s\n", res.body().c_str());
+  if (!res.body().empty()) {
+    std::printf("%s\n", res.body().c_str());
+  }
   return 0;
 }
 
@@ -86,10 +96,13 @@ int Call(const Config& config, http::verb verb, const std::string& path, const s
       break;
     }
   }
-  if (admin == nullptr) return Fail("the config has no [[users]] entry with admin = true");
+  if (admin == nullptr) {
+    return Fail("the config has no [[users]] entry with admin = true");
+  }
   Target target = ServerAddress(config);
-  std::string host_header = (target.host.find(':') != std::string::npos ? "[" + target.host + "]" : target.host) +
-                            ":" + target.port;
+  std::string host_header =
+      (target.host.find(':') != std::string::npos ? "[" + target.host + "]" : target.host) + ":" +
+      target.port;
 
   strata::auth::SignRequest sign;
   sign.method = std::string(http::to_string(verb));
@@ -101,7 +114,9 @@ int Call(const Config& config, http::verb verb, const std::string& path, const s
                        "s3", std::chrono::system_clock::now());
 
   http::request<http::string_body> req(verb, query.empty() ? path : path + "?" + query, 11);
-  for (const auto& [name, value] : sign.headers) req.set(name, value);
+  for (const auto& [name, value] : sign.headers) {
+    req.set(name, value);
+  }
   req.prepare_payload();
 
   try {
@@ -142,7 +157,9 @@ int main(int argc, char** argv) {
   auto config = config_path.empty()
                     ? strata::ParseConfig(strata::EmbeddedDefaultConfig(), "<embedded>")
                     : strata::LoadConfigFile(config_path);
-  if (!config.ok()) return Fail(config.error().message);
+  if (!config.ok()) {
+    return Fail(config.error().message);
+  }
   if (args.size() >= 2 && args[0] == "user") {
     if (args[1] == "list" && args.size() == 2) {
       return Call(*config, http::verb::get, "/_strata/admin/users", "");
@@ -159,7 +176,9 @@ int main(int argc, char** argv) {
           return Usage();
         }
       }
-      if (name.empty()) name = NewAccessKey();
+      if (name.empty()) {
+        name = NewAccessKey();
+      }
       return Call(*config, http::verb::put, "/_strata/admin/users/" + name,
                   admin ? "admin=true" : "");
     }

@@ -41,13 +41,13 @@ std::string ParseError(std::string_view text) {
 }
 
 // Expects `text` to fail with a message containing every one of `needles`.
-#define EXPECT_CONFIG_ERROR(text, ...)                                     \
-  do {                                                                     \
-    const std::string msg_ = ParseError(text);                             \
-    for (std::string_view needle_ : {__VA_ARGS__}) {                       \
-      EXPECT_NE(msg_.find(needle_), std::string::npos)                     \
-          << "message \"" << msg_ << "\" lacks \"" << needle_ << "\"";     \
-    }                                                                      \
+#define EXPECT_CONFIG_ERROR(text, ...)                                 \
+  do {                                                                 \
+    const std::string msg_ = ParseError(text);                         \
+    for (std::string_view needle_ : {__VA_ARGS__}) {                   \
+      EXPECT_NE(msg_.find(needle_), std::string::npos)                 \
+          << "message \"" << msg_ << "\" lacks \"" << needle_ << "\""; \
+    }                                                                  \
   } while (0)
 
 std::string With(std::string_view extra) { return std::string(kMinimal) + std::string(extra); }
@@ -241,8 +241,7 @@ TEST(ConfigTest, Listen) {
   EXPECT_CONFIG_ERROR(Server("listen = \"127.0.0.1\""), "server.listen:", "port");
   EXPECT_CONFIG_ERROR(Server("listen = \"127.0.0.1:0\""), "server.listen:", "1..65535");
   EXPECT_CONFIG_ERROR(Server("listen = \"127.0.0.1:65536\""), "server.listen:", "1..65535");
-  EXPECT_CONFIG_ERROR(Server("listen = \"127.0.0.1:99999999999999999999999\""),
-                      "server.listen:");
+  EXPECT_CONFIG_ERROR(Server("listen = \"127.0.0.1:99999999999999999999999\""), "server.listen:");
   EXPECT_CONFIG_ERROR(Server("listen = \"127.0.0.1:80x\""), "server.listen:");
   EXPECT_CONFIG_ERROR(Server("listen = \"127.0.0.1:\""), "server.listen:");
   EXPECT_CONFIG_ERROR(Server("listen = \":9000\""), "server.listen:", "host");
@@ -254,8 +253,8 @@ TEST(ConfigTest, Listen) {
   EXPECT_CONFIG_ERROR(Server("listen = []"), "server.listen:", "at least one");
   EXPECT_CONFIG_ERROR(Server("listen = [\"127.0.0.1:1\", 2]"), "server.listen[1]:");
   EXPECT_CONFIG_ERROR(Server("listen = [\"127.0.0.1:1\", \"a b:2\"]"), "server.listen[1]:");
-  EXPECT_CONFIG_ERROR(Server("listen = [\"127.0.0.1:1\", \"127.0.0.1:1\"]"), "server.listen[1]:",
-                      "twice");
+  EXPECT_CONFIG_ERROR(Server("listen = [\"127.0.0.1:1\", \"127.0.0.1:1\"]"),
+                      "server.listen[1]:", "twice");
 }
 
 TEST(ConfigTest, ServerScalars) {
@@ -307,8 +306,8 @@ TEST(ConfigTest, Users) {
 }
 
 TEST(ConfigTest, SecretsNeverInMessages) {
-  const std::string msg = ParseError(
-      With("[[users]]\naccess_key = \"x\"\nsecret_key = \"hunter2-secret\"\nbad = 1\n"));
+  const std::string msg =
+      ParseError(With("[[users]]\naccess_key = \"x\"\nsecret_key = \"hunter2-secret\"\nbad = 1\n"));
   EXPECT_EQ(msg.find("hunter2-secret"), std::string::npos) << msg;
 }
 
@@ -316,14 +315,11 @@ TEST(ConfigTest, Tiers) {
   const std::string local = "[[tiers]]\nname = \"w\"\nkind = \"local\"\npath = \"/w\"\n";
   EXPECT_CONFIG_ERROR(With("[[tiers]]\nkind = \"local\"\npath = \"/w\"\n"), "tiers[1].name",
                       "missing");
-  EXPECT_CONFIG_ERROR(With("[[tiers]]\nname = \"w\"\npath = \"/w\"\n"), "tiers[1].kind",
-                      "missing");
-  EXPECT_CONFIG_ERROR(With("[[tiers]]\nname = \"w\"\nkind = \"tape\"\n"), "tiers[1].kind:",
-                      "tape");
+  EXPECT_CONFIG_ERROR(With("[[tiers]]\nname = \"w\"\npath = \"/w\"\n"), "tiers[1].kind", "missing");
+  EXPECT_CONFIG_ERROR(With("[[tiers]]\nname = \"w\"\nkind = \"tape\"\n"), "tiers[1].kind:", "tape");
   EXPECT_CONFIG_ERROR(With("[[tiers]]\nname = \"w\"\nkind = \"local\"\n"), "tiers[1].path",
                       "local");
-  EXPECT_CONFIG_ERROR(With("[[tiers]]\nname = \"c\"\nkind = \"s3\"\n"), "tiers[1].endpoint",
-                      "s3");
+  EXPECT_CONFIG_ERROR(With("[[tiers]]\nname = \"c\"\nkind = \"s3\"\n"), "tiers[1].endpoint", "s3");
   EXPECT_CONFIG_ERROR(With("[[tiers]]\nname = \"c\"\nkind = \"s3\"\nendpoint = \"ftp://x\"\n"),
                       "tiers[1].endpoint:");
   EXPECT_CONFIG_ERROR(With("[[tiers]]\nname = \"hot\"\nkind = \"local\"\npath = \"/x\"\n"),
@@ -333,8 +329,7 @@ TEST(ConfigTest, Tiers) {
   EXPECT_CONFIG_ERROR(With(local + "capacity = \"lots\"\n"), "tiers[1].capacity:");
   EXPECT_CONFIG_ERROR(With(local + "capacity = -5\n"), "tiers[1].capacity:");
   EXPECT_CONFIG_ERROR(With(local + "price_per_gb_month = -0.1\n"), "tiers[1].price_per_gb_month:");
-  EXPECT_CONFIG_ERROR(With(local + "price_per_gb_month = \"1\"\n"),
-                      "tiers[1].price_per_gb_month:");
+  EXPECT_CONFIG_ERROR(With(local + "price_per_gb_month = \"1\"\n"), "tiers[1].price_per_gb_month:");
   EXPECT_CONFIG_ERROR(With(local + "endpoint = \"http://x\"\n"), "tiers[1].endpoint:", "s3");
   EXPECT_CONFIG_ERROR(
       With("[[tiers]]\nname = \"c\"\nkind = \"s3\"\nendpoint = \"http://x\"\npath = \"/p\"\n"),
@@ -473,8 +468,8 @@ TEST(ParseDurationTest, Errors) {
   EXPECT_FALSE(ParseDuration("1.5s").ok());
   EXPECT_FALSE(ParseDuration("5y").ok());
   EXPECT_FALSE(ParseDuration("1s-").ok());
-  EXPECT_FALSE(ParseDuration("99999999999999999999s").ok());  // overflows the integer
-  EXPECT_FALSE(ParseDuration("9223372036854775807s").ok());   // overflows the ms multiply
+  EXPECT_FALSE(ParseDuration("99999999999999999999s").ok());     // overflows the integer
+  EXPECT_FALSE(ParseDuration("9223372036854775807s").ok());      // overflows the ms multiply
   EXPECT_FALSE(ParseDuration("9223372036854775807ms1ms").ok());  // overflows the sum
   EXPECT_TRUE(ParseDuration("9223372036854775807ms").ok());
   EXPECT_NE(ParseDuration("5y").error().message.find("unknown unit"), std::string::npos);

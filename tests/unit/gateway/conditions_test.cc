@@ -35,9 +35,9 @@ TEST(ParseRange, IgnoredForms) {
 }
 
 TEST(ParseRange, Unsatisfiable) {
-  for (auto [h, size] : {std::pair{"bytes=100-", 100}, std::pair{"bytes=100-200", 100},
-                         std::pair{"bytes=-0", 100}, std::pair{"bytes=0-", 0},
-                         std::pair{"bytes=-5", 0}}) {
+  for (auto [h, size] :
+       {std::pair{"bytes=100-", 100}, std::pair{"bytes=100-200", 100}, std::pair{"bytes=-0", 100},
+        std::pair{"bytes=0-", 0}, std::pair{"bytes=-5", 0}}) {
     auto r = ParseRange(h, size);
     ASSERT_FALSE(r.ok()) << h;
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidRange);
@@ -59,15 +59,15 @@ TEST(Preconditions, S3Precedence) {
   EXPECT_EQ(EvaluatePreconditions({}, "e", modified), std::nullopt);
   EXPECT_EQ(EvaluatePreconditions({.if_match = "\"x\""}, "e", modified), 412u);
   // If-Match true wins over a failing If-Unmodified-Since.
-  EXPECT_EQ(EvaluatePreconditions({.if_match = "\"e\"", .if_unmodified_since = before}, "e",
-                                  modified),
-            std::nullopt);
+  EXPECT_EQ(
+      EvaluatePreconditions({.if_match = "\"e\"", .if_unmodified_since = before}, "e", modified),
+      std::nullopt);
   EXPECT_EQ(EvaluatePreconditions({.if_unmodified_since = before}, "e", modified), 412u);
   EXPECT_EQ(EvaluatePreconditions({.if_none_match = "\"e\""}, "e", modified), 304u);
   // If-None-Match false wins over a matching If-Modified-Since.
-  EXPECT_EQ(EvaluatePreconditions({.if_none_match = "\"x\"", .if_modified_since = after}, "e",
-                                  modified),
-            std::nullopt);
+  EXPECT_EQ(
+      EvaluatePreconditions({.if_none_match = "\"x\"", .if_modified_since = after}, "e", modified),
+      std::nullopt);
   EXPECT_EQ(EvaluatePreconditions({.if_modified_since = after}, "e", modified), 304u);
   EXPECT_EQ(EvaluatePreconditions({.if_modified_since = before}, "e", modified), std::nullopt);
   EXPECT_EQ(EvaluatePreconditions({.if_modified_since = "garbage"}, "e", modified), std::nullopt);

@@ -28,10 +28,15 @@ ObjectRecord SampleObject() {
 }
 
 TEST(CodecTest, VarintRoundTrip) {
-  const std::uint64_t values[] = {0,       1,       127,     128,
-                                  16383,   16384,   1ULL << 35,
-                                  std::numeric_limits<std::uint64_t>::max()};
-  const std::int64_t signed_values[] = {0, 1, -1, 63, -64, 1LL << 40, -(1LL << 40),
+  const std::uint64_t values[] = {
+      0, 1, 127, 128, 16383, 16384, 1ULL << 35, std::numeric_limits<std::uint64_t>::max()};
+  const std::int64_t signed_values[] = {0,
+                                        1,
+                                        -1,
+                                        63,
+                                        -64,
+                                        1LL << 40,
+                                        -(1LL << 40),
                                         std::numeric_limits<std::int64_t>::max(),
                                         std::numeric_limits<std::int64_t>::min()};
   Encoder e;

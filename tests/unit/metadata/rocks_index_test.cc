@@ -101,8 +101,7 @@ TEST_F(RocksIndexTest, ObjectCrud) {
   ASSERT_TRUE(deleted.ok());
   ASSERT_TRUE(deleted->has_value());
   EXPECT_EQ((*deleted)->etag, "v2");
-  EXPECT_EQ(index_->GetObject(BucketName("b"), ObjectKey("k")).error().code,
-            ErrorCode::kNotFound);
+  EXPECT_EQ(index_->GetObject(BucketName("b"), ObjectKey("k")).error().code, ErrorCode::kNotFound);
   auto again = index_->DeleteObject(BucketName("b"), ObjectKey("k"));
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->has_value());
@@ -124,9 +123,15 @@ TEST_F(RocksIndexTest, ListObjectsOrderPrefixStartAfterAndPaging) {
   MakeBucket("b");
   MakeBucket("b-other");
   MakeBucket("a");
-  const std::vector<std::string> keys = {"photos/2024/b.jpg", "photos/2024/a.jpg", "docs/x",
-                                         "photos/2023/z.jpg", "photos",  "photos0", "zeta",
-                                         "\xc3\xa9t\xc3\xa9",  "\x01low"};
+  const std::vector<std::string> keys = {"photos/2024/b.jpg",
+                                         "photos/2024/a.jpg",
+                                         "docs/x",
+                                         "photos/2023/z.jpg",
+                                         "photos",
+                                         "photos0",
+                                         "zeta",
+                                         "\xc3\xa9t\xc3\xa9",
+                                         "\x01low"};
   for (const auto& k : keys) {
     ASSERT_TRUE(index_->PutObject(Obj("b", k)).ok());
   }
@@ -329,9 +334,7 @@ TEST_F(RocksIndexTest, DeleteBucketRacesPutObject) {
     MakeBucket(name);
     std::atomic<bool> put_ok{false};
     std::atomic<bool> delete_ok{false};
-    std::thread putter([&] {
-      put_ok = index_->PutObject(Obj(name, "k")).ok();
-    });
+    std::thread putter([&] { put_ok = index_->PutObject(Obj(name, "k")).ok(); });
     std::thread deleter([&] {
       auto r = index_->DeleteBucket(BucketName(name));
       delete_ok = r.ok();

@@ -33,8 +33,7 @@ TEST(ChecksumTest, CheckVectors) {
   EXPECT_EQ(Digest(ChecksumAlgorithm::kCrc32c, ""), "AAAAAA==");
   EXPECT_EQ(Digest(ChecksumAlgorithm::kCrc64Nvme, ""), "AAAAAAAAAAA=");
   EXPECT_EQ(Digest(ChecksumAlgorithm::kSha1, "abc"), "qZk+NkcGgWq6PiVxeFDCbJzQ2J0=");
-  EXPECT_EQ(Digest(ChecksumAlgorithm::kSha256, ""),
-            "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
+  EXPECT_EQ(Digest(ChecksumAlgorithm::kSha256, ""), "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
   EXPECT_EQ(Digest(ChecksumAlgorithm::kSha256, "abc"),
             "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=");
 }
@@ -45,9 +44,9 @@ TEST(ChecksumTest, IncrementalEqualsOneShot) {
   for (auto& c : data) {
     c = static_cast<char>(rng());
   }
-  for (auto a : {ChecksumAlgorithm::kCrc32, ChecksumAlgorithm::kCrc32c,
-                 ChecksumAlgorithm::kCrc64Nvme, ChecksumAlgorithm::kSha1,
-                 ChecksumAlgorithm::kSha256}) {
+  for (auto a :
+       {ChecksumAlgorithm::kCrc32, ChecksumAlgorithm::kCrc32c, ChecksumAlgorithm::kCrc64Nvme,
+        ChecksumAlgorithm::kSha1, ChecksumAlgorithm::kSha256}) {
     const std::string whole = Digest(a, data);
     EXPECT_EQ(DigestInPieces(a, data, 1), whole) << ChecksumName(a);
     EXPECT_EQ(DigestInPieces(a, data, 4093), whole) << ChecksumName(a);
@@ -98,9 +97,8 @@ TEST(Base64Test, RoundTripAndRfcVectors) {
 }
 
 TEST(Base64Test, DecodeRejectsInvalid) {
-  for (std::string_view bad : {"Zg=", "Zg", "Z===", "====", "Zm9v!A==", "Zm 9", "Zg==Zg==",
-                               "Zm=v", "Zh==", "Zm9=", "Zm9vY===", "\xff\xff\xff\xff",
-                               "Zm9vYmF-"}) {
+  for (std::string_view bad : {"Zg=", "Zg", "Z===", "====", "Zm9v!A==", "Zm 9", "Zg==Zg==", "Zm=v",
+                               "Zh==", "Zm9=", "Zm9vY===", "\xff\xff\xff\xff", "Zm9vYmF-"}) {
     EXPECT_FALSE(Base64Decode(bad).has_value()) << bad;
   }
   EXPECT_EQ(Base64Decode("").value(), "");

@@ -356,7 +356,7 @@ TEST(BucketNameTest, Rules) {
       {"bucket-s3alia", true},
       {"192.168.5", true},
       {"1.2.3.4.5", true},
-      {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", true},  // 63
+      {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", true},    // 63
       {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},  // 64
       {"ab", false},
       {"", false},
