@@ -5,6 +5,7 @@
 
 #include "auth/internal/canonical.h"
 #include "auth/internal/crypto.h"
+#include "common/text.h"
 
 namespace strata::auth {
 
@@ -240,19 +241,6 @@ class ChunkedDecoder final : public PayloadDecoder {
     return r;
   }
 
-  static int HexDigit(char c) {
-    if (c >= '0' && c <= '9') {
-      return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-      return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-      return c - 'A' + 10;
-    }
-    return -1;
-  }
-
   Result<void> ChunkHeader(std::string_view line) {
     std::size_t semi = line.find(';');
     std::string_view size_text = TrimSpaces(line.substr(0, semi));
@@ -261,7 +249,7 @@ class ChunkedDecoder final : public PayloadDecoder {
     }
     std::uint64_t size = 0;
     for (char c : size_text) {
-      int d = HexDigit(c);
+      int d = HexDigitValue(c);
       if (d < 0) {
         return Framing("invalid chunk size");
       }

@@ -1,20 +1,9 @@
 #include "gateway/s3_target.h"
 
+#include "common/text.h"
+
 namespace strata::gateway {
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
 std::string_view StripPort(std::string_view host) {
   if (!host.empty() && host.front() == '[') {  // [v6]:port
@@ -48,25 +37,8 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 std::optional<std::string> PercentDecode(std::string_view in, bool plus_is_space) {
   std::string out;
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) {
-        return std::nullopt;
-      }
-      int hi = HexValue(in[i + 1]);
-      int lo = HexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) {
-        return std::nullopt;
-      }
-      out.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(c);
-    }
+  if (!strata::PercentDecode(in, out, plus_is_space)) {
+    return std::nullopt;
   }
   return out;
 }

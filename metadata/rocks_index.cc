@@ -107,6 +107,26 @@ bool StartsWith(const rocksdb::Slice& s, std::string_view prefix) {
 
 std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
 
+// Every record of a column family, decoded, in key order (small families only: buckets,
+// users).
+template <typename Record, typename Decode>
+Result<std::vector<Record>> ScanAll(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, Decode decode,
+                                    std::string_view what) {
+  std::vector<Record> out;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), cf));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto record = decode(View(it->value()));
+    if (!record.ok()) {
+      return std::move(record).error();
+    }
+    out.push_back(std::move(record).value());
+  }
+  if (!it->status().ok()) {
+    return FromStatus(it->status(), what);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Index>> Index::Open(const std::string& dir, IndexOptions options) {
@@ -289,20 +309,8 @@ Result<void> RocksIndex::DeleteBucket(const BucketName& name) {
 }
 
 Result<std::vector<BucketRecord>> RocksIndex::ListBuckets() {
-  return Guarded("list buckets", [&]() -> Result<std::vector<BucketRecord>> {
-    std::vector<BucketRecord> out;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), buckets_));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      auto record = DecodeBucket(View(it->value()));
-      if (!record.ok()) {
-        return std::move(record).error();
-      }
-      out.push_back(std::move(record).value());
-    }
-    if (!it->status().ok()) {
-      return FromStatus(it->status(), "list buckets");
-    }
-    return out;
+  return Guarded("list buckets", [&] {
+    return ScanAll<BucketRecord>(db_, buckets_, DecodeBucket, "list buckets");
   });
 }
 
@@ -546,21 +554,8 @@ Result<void> RocksIndex::DeleteUser(const std::string& access_key) {
 }
 
 Result<std::vector<UserRecord>> RocksIndex::ListUsers() {
-  return Guarded("list users", [&]() -> Result<std::vector<UserRecord>> {
-    std::vector<UserRecord> out;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), users_));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      auto record = DecodeUser(View(it->value()));
-      if (!record.ok()) {
-        return std::move(record).error();
-      }
-      out.push_back(std::move(record).value());
-    }
-    if (!it->status().ok()) {
-      return FromStatus(it->status(), "list users");
-    }
-    return out;
-  });
+  return Guarded("list users",
+                 [&] { return ScanAll<UserRecord>(db_, users_, DecodeUser, "list users"); });
 }
 
 }  // namespace strata::metadata

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "auth/signer.h"
+#include "common/text.h"
 
 namespace strata::auth::internal {
 
@@ -42,45 +43,7 @@ std::string_view TrimSpaces(std::string_view s) {
   return s;
 }
 
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-}  // namespace
-
-bool UriDecode(std::string_view in, std::string& out) {
-  out.clear();
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c != '%') {
-      out.push_back(c);
-      continue;
-    }
-    if (i + 2 >= in.size()) {
-      return false;
-    }
-    int hi = HexValue(in[i + 1]);
-    int lo = HexValue(in[i + 2]);
-    if (hi < 0 || lo < 0) {
-      return false;
-    }
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return true;
-}
+bool UriDecode(std::string_view in, std::string& out) { return PercentDecode(in, out); }
 
 std::string CanonicalUri(std::string_view raw_path) {
   if (raw_path.empty()) {

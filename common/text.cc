@@ -1,0 +1,45 @@
+#include "common/text.h"
+
+namespace strata {
+
+int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+bool PercentDecode(std::string_view in, std::string& out, bool plus_is_space) {
+  out.clear();
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c == '+' && plus_is_space) {
+      out.push_back(' ');
+      continue;
+    }
+    if (c != '%') {
+      out.push_back(c);
+      continue;
+    }
+    if (i + 2 >= in.size()) {
+      return false;
+    }
+    int hi = HexDigitValue(in[i + 1]);
+    int lo = HexDigitValue(in[i + 2]);
+    if (hi < 0 || lo < 0) {
+      return false;
+    }
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return true;
+}
+
+}  // namespace strata

@@ -1,0 +1,18 @@
+// Small text helpers that several modules' parsers of outside input share.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace strata {
+
+// The value of a hexadecimal digit (either case), or -1.
+int HexDigitValue(char c);
+
+// Percent-decodes `in` into `out` (cleared first). '+' becomes ' ' only when
+// plus_is_space (form-encoded query strings); S3 paths keep it. False on a malformed
+// escape, with `out` unspecified.
+bool PercentDecode(std::string_view in, std::string& out, bool plus_is_space = false);
+
+}  // namespace strata
