@@ -15,25 +15,40 @@ constexpr std::string_view kAdminPrefix = "/_strata/admin/";
 
 // Sub-resources S3 defines that strata does not implement yet: asking for one must not
 // silently fall through to a plain object or bucket operation.
-constexpr std::array<std::string_view, 36> kUnsupportedSubresources = {
-    "accelerate",   "acl",
-    "analytics",    "attributes",
-    "cors",         "delete",
-    "encryption",   "intelligent-tiering",
-    "inventory",    "legal-hold",
-    "lifecycle",    "logging",
-    "metrics",      "notification",
-    "object-lock",  "ownershipControls",
-    "partNumber",   "policy",
-    "policyStatus", "publicAccessBlock",
-    "replication",  "requestPayment",
-    "restore",      "retention",
-    "select",       "tagging",
-    "torrent",      "uploadId",
-    "uploads",      "versionId",
-    "versioning",   "versions",
-    "website",      "renameObject",
-    "session",      "x-id-unused"};
+constexpr std::string_view kUnsupportedSubresources[] = {"accelerate",
+                                                         "acl",
+                                                         "analytics",
+                                                         "attributes",
+                                                         "cors",
+                                                         "encryption",
+                                                         "intelligent-tiering",
+                                                         "inventory",
+                                                         "legal-hold",
+                                                         "lifecycle",
+                                                         "logging",
+                                                         "metrics",
+                                                         "notification",
+                                                         "object-lock",
+                                                         "ownershipControls",
+                                                         "partNumber",
+                                                         "policy",
+                                                         "policyStatus",
+                                                         "publicAccessBlock",
+                                                         "replication",
+                                                         "requestPayment",
+                                                         "restore",
+                                                         "retention",
+                                                         "select",
+                                                         "tagging",
+                                                         "torrent",
+                                                         "uploadId",
+                                                         "uploads",
+                                                         "versionId",
+                                                         "versioning",
+                                                         "versions",
+                                                         "website",
+                                                         "renameObject",
+                                                         "session"};
 
 bool HasUnsupportedSubresource(const S3Target& target) {
   for (auto name : kUnsupportedSubresources) {
@@ -60,10 +75,10 @@ HandlerResult Route(RequestContext& ctx) {
   if (t.raw_path.starts_with(kAdminPrefix) && !t.virtual_hosted) {
     co_return co_await HandleAdmin(ctx);
   }
-  if (HasUnsupportedSubresource(t)) {
-    co_return NotImplemented();
-  }
   if (t.bucket.empty()) {
+    if (HasUnsupportedSubresource(t)) {
+      co_return NotImplemented();
+    }
     if (verb == http::verb::get) {
       co_return co_await ListBuckets(ctx);
     }
@@ -76,6 +91,12 @@ HandlerResult Route(RequestContext& ctx) {
     if (bucket.ok() && !MayAccess(ctx.auth.principal, *bucket)) {
       co_return Error(ErrorCode::kAccessDenied, "Access Denied");
     }
+  }
+  if (t.key.empty() && verb == http::verb::post && t.HasParam("delete")) {
+    co_return co_await DeleteObjects(ctx);
+  }
+  if (HasUnsupportedSubresource(t)) {
+    co_return NotImplemented();
   }
   if (t.key.empty()) {
     switch (verb) {

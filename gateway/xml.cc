@@ -90,22 +90,81 @@ std::string XmlWriter::Finish() {
   return std::move(out_);
 }
 
+namespace {
+
+// The document's only root element when it is named `root`; otherwise a null node.
+pugi::xml_node SingleRoot(const pugi::xml_document& doc, std::string_view root) {
+  int elements = 0;
+  for (auto node : doc.children()) {
+    elements += node.type() == pugi::node_element ? 1 : 0;
+  }
+  auto element = doc.document_element();
+  if (elements != 1 || std::string_view(element.name()) != root) {
+    return {};
+  }
+  return element;
+}
+
+Error Malformed() {
+  return Error(ErrorCode::kMalformedXml,
+               "The XML you provided was not well-formed or did not validate against our "
+               "published schema");
+}
+
+}  // namespace
+
+Result<DeleteRequest> ParseDeleteRequest(std::string_view body) {
+  constexpr std::size_t kMaxKeys = 1000;
+  pugi::xml_document doc;
+  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
+    return Malformed();
+  }
+  auto root = SingleRoot(doc, "Delete");
+  if (!root) {
+    return Malformed();
+  }
+  DeleteRequest request;
+  for (auto child : root.children()) {
+    if (child.type() != pugi::node_element) {
+      continue;
+    }
+    std::string_view name = child.name();
+    if (name == "Quiet") {
+      std::string_view value = child.child_value();
+      if (value != "true" && value != "false") {
+        return Malformed();
+      }
+      request.quiet = value == "true";
+    } else if (name == "Object") {
+      auto key = child.child("Key");
+      if (!key || std::string_view(key.child_value()).empty()) {
+        return Malformed();
+      }
+      request.objects.push_back({key.child_value(), child.child("VersionId").child_value()});
+      if (request.objects.size() > kMaxKeys) {
+        return Malformed();
+      }
+    } else {
+      return Malformed();
+    }
+  }
+  if (request.objects.empty()) {
+    return Malformed();
+  }
+  return request;
+}
+
 Result<std::string> ParseCreateBucketConfiguration(std::string_view body) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return std::string();
   }
   pugi::xml_document doc;
-  auto parsed = doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8);
-  if (!parsed) {
-    return Error(ErrorCode::kMalformedXml, "The XML you provided was not well-formed");
+  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
+    return Malformed();
   }
-  int elements = 0;
-  for (auto node : doc.children()) {
-    elements += node.type() == pugi::node_element ? 1 : 0;
-  }
-  auto root = doc.document_element();
-  if (elements != 1 || std::string_view(root.name()) != "CreateBucketConfiguration") {
-    return Error(ErrorCode::kMalformedXml, "expected CreateBucketConfiguration");
+  auto root = SingleRoot(doc, "CreateBucketConfiguration");
+  if (!root) {
+    return Malformed();
   }
   return std::string(root.child("LocationConstraint").child_value());
 }

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.h"
 
@@ -32,5 +33,17 @@ std::string XmlEscape(std::string_view text);
 // CreateBucketConfiguration: the LocationConstraint, empty when absent or when the body
 // is empty. kMalformedXml for anything that is not that document.
 Result<std::string> ParseCreateBucketConfiguration(std::string_view body);
+
+// DeleteObjects' request body: <Delete><Quiet/>?<Object><Key/><VersionId/>?</Object>+</Delete>.
+struct DeleteRequest {
+  struct Entry {
+    std::string key;
+    std::string version_id;  // empty when absent
+  };
+  bool quiet = false;
+  std::vector<Entry> objects;
+};
+// kMalformedXml for anything else, no objects, more than 1000, or an object without a key.
+Result<DeleteRequest> ParseDeleteRequest(std::string_view body);
 
 }  // namespace strata::gateway

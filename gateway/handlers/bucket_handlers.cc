@@ -15,36 +15,6 @@ namespace {
 // CreateBucketConfiguration is tiny; anything larger is not one.
 constexpr std::size_t kMaxBucketConfigBytes = 64 * 1024;
 
-asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::size_t limit) {
-  std::string body;
-  char buf[8192];
-  std::string decoded;
-  auto decoder = auth::MakePayloadDecoder(ctx.auth);
-  for (;;) {
-    auto got = co_await ctx.exchange.ReadBody(std::span<char>(buf, sizeof buf));
-    if (!got.ok()) {
-      co_return got.error();
-    }
-    if (*got == 0) {
-      break;
-    }
-    decoded.clear();
-    auto fed = decoder->Feed(std::string_view(buf, *got), decoded);
-    if (!fed.ok()) {
-      co_return fed.error();
-    }
-    body += decoded;
-    if (body.size() > limit) {
-      co_return Error(ErrorCode::kMalformedXml, "request body is too large");
-    }
-  }
-  auto finished = decoder->Finish();
-  if (!finished.ok()) {
-    co_return finished.error();
-  }
-  co_return body;
-}
-
 }  // namespace
 
 HandlerResult ListBuckets(RequestContext& ctx) {

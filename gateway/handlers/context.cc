@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "auth/payload_decoder.h"
+
 namespace strata::gateway {
 
 std::string_view RequestContext::Header(std::string_view name) const {
@@ -17,6 +19,36 @@ std::int64_t RequestContext::NowMs() const {
 
 bool MayAccess(const auth::Credential& principal, const metadata::BucketRecord& bucket) {
   return principal.admin || bucket.owner == principal.access_key;
+}
+
+boost::asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::size_t limit) {
+  std::string body;
+  char buf[8192];
+  std::string decoded;
+  auto decoder = auth::MakePayloadDecoder(ctx.auth);
+  for (;;) {
+    auto got = co_await ctx.exchange.ReadBody(std::span<char>(buf, sizeof buf));
+    if (!got.ok()) {
+      co_return got.error();
+    }
+    if (*got == 0) {
+      break;
+    }
+    decoded.clear();
+    auto fed = decoder->Feed(std::string_view(buf, *got), decoded);
+    if (!fed.ok()) {
+      co_return fed.error();
+    }
+    body += decoded;
+    if (body.size() > limit) {
+      co_return Error(ErrorCode::kMalformedXml, "request body is too large");
+    }
+  }
+  auto finished = decoder->Finish();
+  if (!finished.ok()) {
+    co_return finished.error();
+  }
+  co_return body;
 }
 
 HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml) {

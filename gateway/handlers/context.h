@@ -34,6 +34,10 @@ bool MayAccess(const auth::Credential& principal, const metadata::BucketRecord& 
 // as long as nothing was sent yet, Dispatch answers with S3's error XML.
 using HandlerResult = boost::asio::awaitable<Result<void>>;
 
+// Reads a whole request body that is small by nature (an XML document), verified by the
+// request's payload decoder. kMalformedXml when it exceeds `limit` bytes.
+boost::asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::size_t limit);
+
 HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml);
 HandlerResult SendEmpty(RequestContext& ctx, unsigned status, ResponseHeader header = {});
 
@@ -44,6 +48,7 @@ HandlerResult HeadBucket(RequestContext& ctx);
 HandlerResult DeleteBucket(RequestContext& ctx);
 HandlerResult GetBucketLocation(RequestContext& ctx);
 HandlerResult ListObjects(RequestContext& ctx);
+HandlerResult DeleteObjects(RequestContext& ctx);  // POST ?delete
 
 // Object operations (handlers/object_handlers.cc).
 HandlerResult PutObject(RequestContext& ctx);

@@ -5,9 +5,11 @@
 
 #include "auth/payload_decoder.h"
 #include "gateway/conditions.h"
+#include "gateway/error_table.h"
 #include "gateway/handlers/context.h"
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
+#include "gateway/xml.h"
 #include "storage/checksum.h"
 
 namespace strata::gateway {
@@ -430,6 +432,92 @@ HandlerResult DeleteObject(RequestContext& ctx) {
     co_return deleted.error();
   }
   co_return co_await SendEmpty(ctx, 204);
+}
+
+HandlerResult DeleteObjects(RequestContext& ctx) {
+  // 1000 keys of up to 1024 bytes, with their XML.
+  constexpr std::size_t kMaxDeleteBody = 2 * 1024 * 1024;
+  auto body = co_await ReadSmallBody(ctx, kMaxDeleteBody);
+  if (!body.ok()) {
+    co_return body.error();
+  }
+  // S3 asks for Content-MD5 or a checksum on this call; whichever came must match.
+  auto md5 = ExpectedMd5(ctx);
+  if (!md5.ok()) {
+    co_return md5.error();
+  }
+  if (md5->has_value()) {
+    storage::Md5 digest;
+    digest.Update(*body);
+    if (digest.FinalBase64() != **md5) {
+      co_return Error(ErrorCode::kBadDigest,
+                      "The Content-MD5 you specified did not match what we received.");
+    }
+  }
+  for (auto algorithm : kAllChecksums) {
+    auto expected = ctx.Header(storage::ChecksumHeaderName(algorithm));
+    if (expected.empty()) {
+      continue;
+    }
+    auto checksummer = storage::MakeChecksummer(algorithm);
+    checksummer->Update(*body);
+    if (checksummer->FinalBase64() != expected) {
+      co_return Error(ErrorCode::kBadDigest,
+                      "The " + std::string(storage::ChecksumName(algorithm)) +
+                          " you specified did not match the calculated checksum.");
+    }
+  }
+  auto request = ParseDeleteRequest(*body);
+  if (!request.ok()) {
+    co_return request.error();
+  }
+  BucketName bucket(ctx.target.bucket);
+  auto exists = ctx.services.store.GetBucket(bucket);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+
+  struct Outcome {
+    const DeleteRequest::Entry* entry;
+    Result<void> result;
+  };
+  auto& store = ctx.services.store;
+  // One trip to the blocking pool for the whole batch.
+  auto outcomes = co_await Offload(ctx.services.blocking_pool, [&] {
+    std::vector<Outcome> out;
+    out.reserve(request->objects.size());
+    for (const auto& entry : request->objects) {
+      if (entry.key.size() > kMaxKeyBytes) {
+        out.push_back({&entry, Error(ErrorCode::kKeyTooLong, "Your key is too long")});
+      } else if (!entry.version_id.empty() && entry.version_id != "null") {
+        out.push_back({&entry, Error(ErrorCode::kNotImplemented,
+                                     "Deleting a version other than null is not implemented")});
+      } else {
+        out.push_back({&entry, store.DeleteObject(bucket, ObjectKey(entry.key))});
+      }
+    }
+    return out;
+  });
+
+  XmlWriter xml("DeleteResult");
+  for (const auto& outcome : outcomes) {
+    if (outcome.result.ok()) {
+      if (!request->quiet) {
+        xml.Open("Deleted").Element("Key", outcome.entry->key);
+        if (!outcome.entry->version_id.empty()) {
+          xml.Element("VersionId", outcome.entry->version_id);
+        }
+        xml.Close();
+      }
+      continue;
+    }
+    xml.Open("Error")
+        .Element("Key", outcome.entry->key)
+        .Element("Code", LookupS3Error(outcome.result.error().code).code)
+        .Element("Message", outcome.result.error().message)
+        .Close();
+  }
+  co_return co_await SendXml(ctx, 200, xml.Finish());
 }
 
 }  // namespace strata::gateway

@@ -80,6 +80,24 @@ TEST(GatewayFuzz, CreateBucketConfigurationXml) {
   }
 }
 
+TEST(GatewayFuzz, DeleteRequestXml) {
+  std::mt19937 rng(15);
+  const std::string doc =
+      "<Delete><Quiet>false</Quiet><Object><Key>a/b</Key><VersionId>null</VersionId></Object>"
+      "<Object><Key>c</Key></Object></Delete>";
+  for (int i = 0; i < kIterations; ++i) {
+    auto parsed = ParseDeleteRequest(Mutate(doc, rng));
+    if (parsed.ok()) {
+      EXPECT_FALSE(parsed->objects.empty());
+      for (const auto& o : parsed->objects) {
+        EXPECT_FALSE(o.key.empty());
+      }
+    } else {
+      EXPECT_EQ(parsed.error().code, ErrorCode::kMalformedXml);
+    }
+  }
+}
+
 TEST(GatewayFuzz, HttpDates) {
   std::mt19937 rng(14);
   for (int i = 0; i < kIterations; ++i) {

@@ -59,3 +59,42 @@ TEST(HttpTime, FormatsAndParses) {
 
 }  // namespace
 }  // namespace strata::gateway
+
+namespace strata::gateway {
+namespace {
+
+TEST(Xml, DeleteRequest) {
+  auto r = ParseDeleteRequest(
+      "<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>"
+      "<Object><Key>a</Key></Object><Object><Key>b&amp;c</Key><VersionId>null</VersionId>"
+      "</Object></Delete>");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->quiet);
+  ASSERT_EQ(r->objects.size(), 2u);
+  EXPECT_EQ(r->objects[0].key, "a");
+  EXPECT_EQ(r->objects[0].version_id, "");
+  EXPECT_EQ(r->objects[1].key, "b&c");
+  EXPECT_EQ(r->objects[1].version_id, "null");
+}
+
+TEST(Xml, DeleteRequestRejects) {
+  std::string thousand_and_one = "<Delete>";
+  for (int i = 0; i <= 1000; ++i) {
+    thousand_and_one += "<Object><Key>k" + std::to_string(i) + "</Key></Object>";
+  }
+  thousand_and_one += "</Delete>";
+  for (const std::string& body :
+       {std::string("<Delete></Delete>"), std::string("<Delete><Object></Object></Delete>"),
+        std::string("<Delete><Object><Key></Key></Object></Delete>"),
+        std::string("<Delete><Quiet>yes</Quiet><Object><Key>a</Key></Object></Delete>"),
+        std::string("<Delete><Bogus/><Object><Key>a</Key></Object></Delete>"),
+        std::string("<Other><Object><Key>a</Key></Object></Other>"), std::string("<Delete>"),
+        std::string(""), thousand_and_one}) {
+    auto r = ParseDeleteRequest(body);
+    ASSERT_FALSE(r.ok()) << body.substr(0, 80);
+    EXPECT_EQ(r.error().code, ErrorCode::kMalformedXml);
+  }
+}
+
+}  // namespace
+}  // namespace strata::gateway
