@@ -170,6 +170,11 @@ Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectReco
 }  // namespace
 
 HandlerResult PutObject(RequestContext& ctx) {
+  // Conditional writes need an atomic check in the index; until then they are refused
+  // rather than ignored, which would overwrite what the client meant to protect.
+  if (!ctx.Header("if-none-match").empty() || !ctx.Header("if-match").empty()) {
+    co_return Error(ErrorCode::kNotImplemented, "Conditional PUT is not implemented yet");
+  }
   if (ctx.target.key.size() > kMaxKeyBytes) {
     co_return Error(ErrorCode::kKeyTooLong, "Your key is too long");
   }
