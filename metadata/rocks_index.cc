@@ -14,6 +14,7 @@
 #include <new>
 #include <utility>
 
+#include "common/guard.h"
 #include "metadata/codec.h"
 #include "metadata/keys.h"
 
@@ -56,21 +57,6 @@ Error FromStatus(const rocksdb::Status& s, std::string_view what) {
     return Error(ErrorCode::kNotFound, std::move(msg));
   }
   return Error(ErrorCode::kInternal, std::move(msg));
-}
-
-// No exception escapes the index: RocksDB and the standard library may throw
-// (bad_alloc, system_error from locks); turn that into kInternal.
-template <typename F>
-auto Guarded(std::string_view what, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return Error(ErrorCode::kUnavailable, std::string(what) + ": out of memory", true);
-  } catch (const std::exception& e) {
-    return Error(ErrorCode::kInternal, std::string(what) + ": " + e.what());
-  } catch (...) {
-    return Error(ErrorCode::kInternal, std::string(what) + ": unknown exception");
-  }
 }
 
 bool HasNul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
@@ -129,6 +115,12 @@ Result<std::vector<Record>> ScanAll(rocksdb::DB* db, rocksdb::ColumnFamilyHandle
 
 }  // namespace
 
+rocksdb::WriteOptions RocksIndex::SyncedWrites() const {
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync;
+  return wo;
+}
+
 Result<std::unique_ptr<Index>> Index::Open(const std::string& dir, IndexOptions options) {
   auto index = RocksIndex::OpenRocks(dir, options);
   if (!index.ok()) {
@@ -139,7 +131,7 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& dir, IndexOptions 
 
 Result<std::unique_ptr<RocksIndex>> RocksIndex::OpenRocks(const std::string& dir,
                                                           IndexOptions options) {
-  return Guarded("open index", [&]() -> Result<std::unique_ptr<RocksIndex>> {
+  return GuardExceptions("open index", [&]() -> Result<std::unique_ptr<RocksIndex>> {
     rocksdb::DBOptions db_options;
     db_options.create_if_missing = true;
     db_options.create_missing_column_families = true;
@@ -232,7 +224,7 @@ Result<bool> RocksIndex::BucketExists(const BucketName& name) {
 
 Result<void> RocksIndex::CreateBucket(const BucketRecord& bucket) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(bucket.name));
-  return Guarded("create bucket", [&]() -> Result<void> {
+  return GuardExceptions("create bucket", [&]() -> Result<void> {
     std::unique_lock lock(BucketLock(bucket.name));
     auto exists = BucketExists(bucket.name);
     if (!exists.ok()) {
@@ -244,9 +236,7 @@ Result<void> RocksIndex::CreateBucket(const BucketRecord& bucket) {
     rocksdb::WriteBatch batch;
     rocksdb::Status s = batch.Put(buckets_, bucket.name.str(), EncodeBucket(bucket));
     if (s.ok()) {
-      rocksdb::WriteOptions wo;
-      wo.sync = options_.sync;
-      s = db_->Write(wo, &batch);
+      s = db_->Write(SyncedWrites(), &batch);
     }
     if (!s.ok()) {
       return FromStatus(s, "create bucket");
@@ -256,7 +246,7 @@ Result<void> RocksIndex::CreateBucket(const BucketRecord& bucket) {
 }
 
 Result<BucketRecord> RocksIndex::GetBucket(const BucketName& name) {
-  return Guarded("get bucket", [&]() -> Result<BucketRecord> {
+  return GuardExceptions("get bucket", [&]() -> Result<BucketRecord> {
     std::string value;
     rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), buckets_, name.str(), &value);
     if (s.IsNotFound()) {
@@ -270,7 +260,7 @@ Result<BucketRecord> RocksIndex::GetBucket(const BucketName& name) {
 }
 
 Result<void> RocksIndex::DeleteBucket(const BucketName& name) {
-  return Guarded("delete bucket", [&]() -> Result<void> {
+  return GuardExceptions("delete bucket", [&]() -> Result<void> {
     std::unique_lock lock(BucketLock(name));
     auto exists = BucketExists(name);
     if (!exists.ok()) {
@@ -297,9 +287,7 @@ Result<void> RocksIndex::DeleteBucket(const BucketName& name) {
     rocksdb::WriteBatch batch;
     rocksdb::Status s = batch.Delete(buckets_, name.str());
     if (s.ok()) {
-      rocksdb::WriteOptions wo;
-      wo.sync = options_.sync;
-      s = db_->Write(wo, &batch);
+      s = db_->Write(SyncedWrites(), &batch);
     }
     if (!s.ok()) {
       return FromStatus(s, "delete bucket");
@@ -309,7 +297,7 @@ Result<void> RocksIndex::DeleteBucket(const BucketName& name) {
 }
 
 Result<std::vector<BucketRecord>> RocksIndex::ListBuckets() {
-  return Guarded("list buckets", [&] {
+  return GuardExceptions("list buckets", [&] {
     return ScanAll<BucketRecord>(db_, buckets_, DecodeBucket, "list buckets");
   });
 }
@@ -347,7 +335,7 @@ Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindCurrent(const Buck
 Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& object) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(object.bucket));
   STRATA_RETURN_IF_ERROR(CheckObjectKey(object.key));
-  return Guarded("put object", [&]() -> Result<std::optional<ObjectRecord>> {
+  return GuardExceptions("put object", [&]() -> Result<std::optional<ObjectRecord>> {
     std::shared_lock bucket_lock(BucketLock(object.bucket));
     std::lock_guard key_lock(KeyLock(object.bucket, object.key));
     auto exists = BucketExists(object.bucket);
@@ -374,9 +362,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& ob
                     EncodeObject(object));
     }
     if (s.ok()) {
-      rocksdb::WriteOptions wo;
-      wo.sync = options_.sync;
-      s = db_->Write(wo, &batch);
+      s = db_->Write(SyncedWrites(), &batch);
     }
     if (!s.ok()) {
       return FromStatus(s, "put object");
@@ -391,7 +377,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& ob
 Result<ObjectRecord> RocksIndex::GetObject(const BucketName& bucket, const ObjectKey& key) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
   STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
-  return Guarded("get object", [&]() -> Result<ObjectRecord> {
+  return GuardExceptions("get object", [&]() -> Result<ObjectRecord> {
     auto current = FindCurrent(bucket, key);
     if (!current.ok()) {
       return std::move(current).error();
@@ -407,7 +393,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::DeleteObject(const BucketName& b
                                                              const ObjectKey& key) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
   STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
-  return Guarded("delete object", [&]() -> Result<std::optional<ObjectRecord>> {
+  return GuardExceptions("delete object", [&]() -> Result<std::optional<ObjectRecord>> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
     auto exists = BucketExists(bucket);
@@ -427,9 +413,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::DeleteObject(const BucketName& b
     rocksdb::WriteBatch batch;
     rocksdb::Status s = batch.Delete(objects_, (*current)->row_key);
     if (s.ok()) {
-      rocksdb::WriteOptions wo;
-      wo.sync = options_.sync;
-      s = db_->Write(wo, &batch);
+      s = db_->Write(SyncedWrites(), &batch);
     }
     if (!s.ok()) {
       return FromStatus(s, "delete object");
@@ -442,7 +426,7 @@ Result<ListObjectsPage> RocksIndex::ListObjects(const BucketName& bucket, const 
                                                 const std::string& start_after,
                                                 std::size_t max_keys) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
-  return Guarded("list objects", [&]() -> Result<ListObjectsPage> {
+  return GuardExceptions("list objects", [&]() -> Result<ListObjectsPage> {
     auto exists = BucketExists(bucket);
     if (!exists.ok()) {
       return std::move(exists).error();
@@ -507,11 +491,9 @@ Result<void> RocksIndex::PutUser(const UserRecord& user) {
   if (user.access_key.empty()) {
     return Error(ErrorCode::kInvalidArgument, "empty access key");
   }
-  return Guarded("put user", [&]() -> Result<void> {
+  return GuardExceptions("put user", [&]() -> Result<void> {
     std::lock_guard lock(users_lock_);
-    rocksdb::WriteOptions wo;
-    wo.sync = options_.sync;
-    rocksdb::Status s = db_->Put(wo, users_, user.access_key, EncodeUser(user));
+    rocksdb::Status s = db_->Put(SyncedWrites(), users_, user.access_key, EncodeUser(user));
     if (!s.ok()) {
       return FromStatus(s, "put user");
     }
@@ -520,7 +502,7 @@ Result<void> RocksIndex::PutUser(const UserRecord& user) {
 }
 
 Result<UserRecord> RocksIndex::GetUser(const std::string& access_key) {
-  return Guarded("get user", [&]() -> Result<UserRecord> {
+  return GuardExceptions("get user", [&]() -> Result<UserRecord> {
     std::string value;
     rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), users_, access_key, &value);
     if (s.IsNotFound()) {
@@ -534,7 +516,7 @@ Result<UserRecord> RocksIndex::GetUser(const std::string& access_key) {
 }
 
 Result<void> RocksIndex::DeleteUser(const std::string& access_key) {
-  return Guarded("delete user", [&]() -> Result<void> {
+  return GuardExceptions("delete user", [&]() -> Result<void> {
     std::lock_guard lock(users_lock_);
     std::string value;
     rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), users_, access_key, &value);
@@ -542,9 +524,7 @@ Result<void> RocksIndex::DeleteUser(const std::string& access_key) {
       return Error(ErrorCode::kNotFound, "no user " + access_key);
     }
     if (s.ok()) {
-      rocksdb::WriteOptions wo;
-      wo.sync = options_.sync;
-      s = db_->Delete(wo, users_, access_key);
+      s = db_->Delete(SyncedWrites(), users_, access_key);
     }
     if (!s.ok()) {
       return FromStatus(s, "delete user");
@@ -554,8 +534,8 @@ Result<void> RocksIndex::DeleteUser(const std::string& access_key) {
 }
 
 Result<std::vector<UserRecord>> RocksIndex::ListUsers() {
-  return Guarded("list users",
-                 [&] { return ScanAll<UserRecord>(db_, users_, DecodeUser, "list users"); });
+  return GuardExceptions(
+      "list users", [&] { return ScanAll<UserRecord>(db_, users_, DecodeUser, "list users"); });
 }
 
 }  // namespace strata::metadata

@@ -20,6 +20,7 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+struct WriteOptions;
 }  // namespace rocksdb
 
 namespace strata::metadata {
@@ -74,6 +75,9 @@ class RocksIndex final : public Index {
   rocksdb::ColumnFamilyHandle* objects_ = nullptr;
   rocksdb::ColumnFamilyHandle* users_ = nullptr;
   IndexOptions options_;
+
+  // Every committing write: synced to the WAL when the options say so.
+  rocksdb::WriteOptions SyncedWrites() const;
 
   std::array<std::shared_mutex, kBucketStripes> bucket_locks_;
   std::array<std::mutex, kKeyStripes> key_locks_;

@@ -11,6 +11,7 @@
 #include <new>
 #include <utility>
 
+#include "common/guard.h"
 #include "storage/crc64nvme.h"
 #include "storage/local/local_tier.h"
 
@@ -29,20 +30,6 @@ std::string Crc64Base64(std::uint64_t crc) {
     bytes[i] = static_cast<char>((crc >> (8 * (7 - i))) & 0xff);
   }
   return Base64Encode(bytes);
-}
-
-// No exception escapes the store (allocation failures, mostly).
-template <typename F>
-auto Guarded(std::string_view what, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return Error(ErrorCode::kUnavailable, std::string(what) + ": out of memory", true);
-  } catch (const std::exception& e) {
-    return Error(ErrorCode::kInternal, std::string(what) + ": " + e.what());
-  } catch (...) {
-    return Error(ErrorCode::kInternal, std::string(what) + ": unknown exception");
-  }
 }
 
 class LocalPendingWrite final : public PendingWrite {
@@ -188,7 +175,7 @@ class LocalObjectStore final : public ObjectStore {
       return Error(ErrorCode::kInvalidBucketName,
                    "The specified bucket is not valid: " + name.str());
     }
-    return Guarded("create bucket", [&]() -> Result<metadata::BucketRecord> {
+    return GuardExceptions("create bucket", [&]() -> Result<metadata::BucketRecord> {
       metadata::BucketRecord record{name, owner, NowMs(), region};
       auto created = index_.CreateBucket(record);
       if (created.ok()) {
@@ -229,7 +216,7 @@ class LocalObjectStore final : public ObjectStore {
 
   Result<std::unique_ptr<PendingWrite>> BeginWrite(
       const BucketName& bucket, const std::vector<ChecksumAlgorithm>& checksums) override {
-    return Guarded("begin write", [&]() -> Result<std::unique_ptr<PendingWrite>> {
+    return GuardExceptions("begin write", [&]() -> Result<std::unique_ptr<PendingWrite>> {
       auto exists = GetBucket(bucket);
       if (!exists.ok()) {
         return std::move(exists).error();
@@ -245,7 +232,7 @@ class LocalObjectStore final : public ObjectStore {
 
   Result<metadata::ObjectRecord> CommitWrite(std::unique_ptr<PendingWrite> write,
                                              metadata::ObjectRecord record) override {
-    return Guarded("commit write", [&]() -> Result<metadata::ObjectRecord> {
+    return GuardExceptions("commit write", [&]() -> Result<metadata::ObjectRecord> {
       auto* pending = dynamic_cast<LocalPendingWrite*>(write.get());
       if (pending == nullptr) {
         return Error(ErrorCode::kInternal, "CommitWrite of a foreign PendingWrite");
@@ -293,7 +280,7 @@ class LocalObjectStore final : public ObjectStore {
   }
 
   Result<std::unique_ptr<ObjectReader>> OpenObject(const metadata::ObjectRecord& record) override {
-    return Guarded("open object", [&]() -> Result<std::unique_ptr<ObjectReader>> {
+    return GuardExceptions("open object", [&]() -> Result<std::unique_ptr<ObjectReader>> {
       const metadata::Placement* placement = nullptr;
       for (const auto& p : record.placements) {
         if (p.tier == tier_->name()) {
@@ -328,7 +315,7 @@ class LocalObjectStore final : public ObjectStore {
   }
 
   Result<void> DeleteObject(const BucketName& bucket, const ObjectKey& key) override {
-    return Guarded("delete object", [&]() -> Result<void> {
+    return GuardExceptions("delete object", [&]() -> Result<void> {
       auto removed = index_.DeleteObject(bucket, key);
       if (!removed.ok()) {
         return std::move(removed).error();
@@ -391,7 +378,7 @@ bool LooksLikeIpv4(std::string_view name) {
 
 Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const Config& config,
                                                        metadata::Index& index) {
-  return Guarded("open object store", [&]() -> Result<std::unique_ptr<ObjectStore>> {
+  return GuardExceptions("open object store", [&]() -> Result<std::unique_ptr<ObjectStore>> {
     const TierConfig* hot = config.HotTier();
     if (hot == nullptr) {
       return Error(ErrorCode::kInvalidArgument, "no hot tier: map STANDARD to a local tier");
