@@ -21,6 +21,14 @@ struct IndexOptions {
   bool sync = true;  // fsync the WAL on every committing write
 };
 
+// What a write requires of the current version (S3 conditional writes). Checked under the
+// key's lock, so of two racing conditional creates exactly one succeeds.
+struct WriteCondition {
+  bool if_absent = false;  // If-None-Match: * -> kPreconditionFailed if a version exists
+  std::optional<std::string> if_etag;  // If-Match -> kPreconditionFailed if the ETag differs,
+                                       //   kNoSuchKey if there is no current version
+};
+
 struct ListObjectsPage {
   std::vector<ObjectRecord> objects;
   bool truncated = false;
@@ -43,7 +51,11 @@ class Index {
 
   // Objects (current versions). PutObject fails with kNoSuchBucket when the bucket is
   // gone; on success returns the record it replaced, so the caller can free its bytes.
-  virtual Result<std::optional<ObjectRecord>> PutObject(const ObjectRecord& object) = 0;
+  virtual Result<std::optional<ObjectRecord>> PutObject(const ObjectRecord& object,
+                                                        const WriteCondition& condition) = 0;
+  Result<std::optional<ObjectRecord>> PutObject(const ObjectRecord& object) {
+    return PutObject(object, WriteCondition{});
+  }
   virtual Result<ObjectRecord> GetObject(const BucketName& bucket, const ObjectKey& key) = 0;
   // Removes the current version; returns it (nullopt when there was none).
   virtual Result<std::optional<ObjectRecord>> DeleteObject(const BucketName& bucket,

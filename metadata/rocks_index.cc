@@ -332,7 +332,8 @@ Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindCurrent(const Buck
   return std::optional<CurrentRow>(std::move(row));
 }
 
-Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& object) {
+Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& object,
+                                                          const WriteCondition& condition) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(object.bucket));
   STRATA_RETURN_IF_ERROR(CheckObjectKey(object.key));
   return GuardExceptions("put object", [&]() -> Result<std::optional<ObjectRecord>> {
@@ -348,6 +349,19 @@ Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& ob
     auto current = FindCurrent(object.bucket, object.key);
     if (!current.ok()) {
       return std::move(current).error();
+    }
+    if (condition.if_absent && current->has_value()) {
+      return Error(ErrorCode::kPreconditionFailed,
+                   "At least one of the pre-conditions you specified did not hold");
+    }
+    if (condition.if_etag) {
+      if (!current->has_value()) {
+        return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+      }
+      if ((*current)->record.etag != *condition.if_etag) {
+        return Error(ErrorCode::kPreconditionFailed,
+                     "At least one of the pre-conditions you specified did not hold");
+      }
     }
     // Unversioned: the new row replaces the current one. Each committed write advances
     // RocksDB's sequence, so under the key lock every new row sorts before the old.

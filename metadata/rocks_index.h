@@ -38,7 +38,9 @@ class RocksIndex final : public Index {
   Result<void> DeleteBucket(const BucketName& name) override;
   Result<std::vector<BucketRecord>> ListBuckets() override;
 
-  Result<std::optional<ObjectRecord>> PutObject(const ObjectRecord& object) override;
+  using Index::PutObject;
+  Result<std::optional<ObjectRecord>> PutObject(const ObjectRecord& object,
+                                                const WriteCondition& condition) override;
   Result<ObjectRecord> GetObject(const BucketName& bucket, const ObjectKey& key) override;
   Result<std::optional<ObjectRecord>> DeleteObject(const BucketName& bucket,
                                                    const ObjectKey& key) override;

@@ -230,8 +230,10 @@ class LocalObjectStore final : public ObjectStore {
     });
   }
 
+  using ObjectStore::CommitWrite;
   Result<metadata::ObjectRecord> CommitWrite(std::unique_ptr<PendingWrite> write,
-                                             metadata::ObjectRecord record) override {
+                                             metadata::ObjectRecord record,
+                                             const metadata::WriteCondition& condition) override {
     return GuardExceptions("commit write", [&]() -> Result<metadata::ObjectRecord> {
       auto* pending = dynamic_cast<LocalPendingWrite*>(write.get());
       if (pending == nullptr) {
@@ -254,7 +256,7 @@ class LocalObjectStore final : public ObjectStore {
       record.placements = {metadata::Placement{tier_->name(), file.id()}};
 
       STRATA_RETURN_IF_ERROR(tier_->Promote(file));
-      auto replaced = index_.PutObject(record);
+      auto replaced = index_.PutObject(record, condition);
       if (!replaced.ok()) {
         RemoveQuietly(file.id());
         return std::move(replaced).error();

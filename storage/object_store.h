@@ -74,8 +74,15 @@ class ObjectStore {
   // Makes `write` the current version of record.bucket/record.key. Fills in size, etag,
   // last_modified_ms, version_id, checksums (CRC64NVME plus requested) and placements of
   // `record` and returns it. Blocking.
+  // With `condition`, the commit happens only if the current version satisfies it
+  // (kPreconditionFailed / kNoSuchKey otherwise, and the new bytes are dropped).
   virtual Result<metadata::ObjectRecord> CommitWrite(std::unique_ptr<PendingWrite> write,
-                                                     metadata::ObjectRecord record) = 0;
+                                                     metadata::ObjectRecord record,
+                                                     const metadata::WriteCondition& condition) = 0;
+  Result<metadata::ObjectRecord> CommitWrite(std::unique_ptr<PendingWrite> write,
+                                             metadata::ObjectRecord record) {
+    return CommitWrite(std::move(write), std::move(record), metadata::WriteCondition{});
+  }
 
   virtual Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,
                                                     const ObjectKey& key) = 0;  // kNoSuchKey

@@ -116,6 +116,28 @@ Result<std::vector<ChecksumExpectation>> DeclaredChecksums(const RequestContext&
   return out;
 }
 
+// S3's conditional writes: If-None-Match: * (create only) and If-Match: "<etag>".
+Result<metadata::WriteCondition> WriteConditionFromHeaders(const RequestContext& ctx) {
+  metadata::WriteCondition condition;
+  std::string_view none_match = ctx.Header("if-none-match");
+  if (!none_match.empty()) {
+    if (none_match != "*") {
+      return Error(ErrorCode::kNotImplemented,
+                   "A header you provided implies functionality that is not implemented: "
+                   "If-None-Match on PUT accepts only *");
+    }
+    condition.if_absent = true;
+  }
+  std::string_view match = ctx.Header("if-match");
+  if (!match.empty()) {
+    if (match.size() >= 2 && match.front() == '"' && match.back() == '"') {
+      match = match.substr(1, match.size() - 2);
+    }
+    condition.if_etag = std::string(match);
+  }
+  return condition;
+}
+
 Result<std::optional<std::string>> ExpectedMd5(const RequestContext& ctx) {
   auto md5 = ctx.Header("content-md5");
   if (md5.empty()) {
@@ -170,11 +192,6 @@ Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectReco
 }  // namespace
 
 HandlerResult PutObject(RequestContext& ctx) {
-  // Conditional writes need an atomic check in the index; until then they are refused
-  // rather than ignored, which would overwrite what the client meant to protect.
-  if (!ctx.Header("if-none-match").empty() || !ctx.Header("if-match").empty()) {
-    co_return Error(ErrorCode::kNotImplemented, "Conditional PUT is not implemented yet");
-  }
   if (ctx.target.key.size() > kMaxKeyBytes) {
     co_return Error(ErrorCode::kKeyTooLong, "Your key is too long");
   }
@@ -208,6 +225,10 @@ HandlerResult PutObject(RequestContext& ctx) {
                     "Your proposed upload exceeds the maximum allowed object size.");
   }
 
+  auto condition = WriteConditionFromHeaders(ctx);
+  if (!condition.ok()) {
+    co_return condition.error();
+  }
   auto checksums = DeclaredChecksums(ctx);
   if (!checksums.ok()) {
     co_return checksums.error();
@@ -297,7 +318,7 @@ HandlerResult PutObject(RequestContext& ctx) {
 
   auto& store = ctx.services.store;
   auto committed = co_await Offload(ctx.services.blocking_pool, [&] {
-    return store.CommitWrite(std::move(*pending), std::move(record));
+    return store.CommitWrite(std::move(*pending), std::move(record), *condition);
   });
   if (!committed.ok()) {
     co_return committed.error();

@@ -194,14 +194,6 @@ def test_unimplemented_subresources_are_501(s3, bucket):
         s3.get_object_torrent(Bucket=bucket, Key="k")
 
 
-@pytest.mark.needs_new_boto3
-def test_conditional_put_is_refused_not_ignored(s3, bucket):
-    s3.put_object(Bucket=bucket, Key="guarded", Body=b"original")
-    with raises_s3("NotImplemented", 501):
-        s3.put_object(Bucket=bucket, Key="guarded", Body=b"clobber", IfNoneMatch="*")
-    assert s3.get_object(Bucket=bucket, Key="guarded")["Body"].read() == b"original"
-
-
 @pytest.mark.parametrize("method,query,on_key", [
     ("GET", [("acl", "")], False),
     ("GET", [("torrent", "")], True),

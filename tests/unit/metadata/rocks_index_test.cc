@@ -77,6 +77,47 @@ TEST_F(RocksIndexTest, BucketCrud) {
   EXPECT_EQ(index_->GetBucket(BucketName("b1")).error().code, ErrorCode::kNotFound);
 }
 
+TEST_F(RocksIndexTest, ConditionalWrites) {
+  MakeBucket("b");
+  WriteCondition create_only{.if_absent = true, .if_etag = std::nullopt};
+  ASSERT_TRUE(index_->PutObject(Obj("b", "k", "v1"), create_only).ok());
+  EXPECT_EQ(index_->PutObject(Obj("b", "k", "v2"), create_only).error().code,
+            ErrorCode::kPreconditionFailed);
+  WriteCondition if_v1{.if_absent = false, .if_etag = "v1"};
+  WriteCondition if_v9{.if_absent = false, .if_etag = "v9"};
+  EXPECT_EQ(index_->PutObject(Obj("b", "k", "v2"), if_v9).error().code,
+            ErrorCode::kPreconditionFailed);
+  ASSERT_TRUE(index_->PutObject(Obj("b", "k", "v2"), if_v1).ok());
+  EXPECT_EQ(index_->GetObject(BucketName("b"), ObjectKey("k"))->etag, "v2");
+  EXPECT_EQ(index_->PutObject(Obj("b", "absent", "v1"), if_v1).error().code, ErrorCode::kNoSuchKey);
+}
+
+TEST_F(RocksIndexTest, RacingCreateOnlyWritesHaveOneWinner) {
+  MakeBucket("b");
+  for (int round = 0; round < 20; ++round) {
+    const std::string key = "race" + std::to_string(round);
+    std::atomic<int> winners{0};
+    std::atomic<int> refused{0};
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 6; ++t) {
+      writers.emplace_back([&, t] {
+        auto r = index_->PutObject(Obj("b", key, "v" + std::to_string(t)),
+                                   WriteCondition{.if_absent = true, .if_etag = std::nullopt});
+        if (r.ok()) {
+          ++winners;
+        } else if (r.error().code == ErrorCode::kPreconditionFailed) {
+          ++refused;
+        }
+      });
+    }
+    for (auto& w : writers) {
+      w.join();
+    }
+    EXPECT_EQ(winners.load(), 1) << key;
+    EXPECT_EQ(refused.load(), 5) << key;
+  }
+}
+
 TEST_F(RocksIndexTest, ObjectCrud) {
   MakeBucket("b");
   auto none = index_->PutObject(Obj("b", "k", "v1"));
