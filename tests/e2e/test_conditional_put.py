@@ -19,7 +19,8 @@ def test_if_none_match_creates_only(s3, bucket):
 def test_if_match_replaces_only_the_seen_version(s3, bucket):
     etag = s3.put_object(Bucket=bucket, Key="doc", Body=b"v1")["ETag"]
     with raises_s3("PreconditionFailed", 412):
-        s3.put_object(Bucket=bucket, Key="doc", Body=b"v2", IfMatch='"0123456789abcdef0123456789abcdef"')
+        s3.put_object(Bucket=bucket, Key="doc", Body=b"v2",
+                      IfMatch='"0123456789abcdef0123456789abcdef"')
     assert s3.get_object(Bucket=bucket, Key="doc")["Body"].read() == b"v1"
     s3.put_object(Bucket=bucket, Key="doc", Body=b"v2", IfMatch=etag)
     assert s3.get_object(Bucket=bucket, Key="doc")["Body"].read() == b"v2"
