@@ -88,8 +88,13 @@ HandlerResult Route(RequestContext& ctx) {
   if (!creating_bucket) {
     // A missing bucket is left to the handler, which answers NoSuchBucket.
     auto bucket = ctx.services.store.GetBucket(BucketName(t.bucket));
-    if (bucket.ok() && !MayAccess(ctx.auth.principal, *bucket)) {
-      co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+    if (bucket.ok()) {
+      if (!MayAccess(ctx.auth.principal, *bucket)) {
+        co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+      }
+      ctx.bucket = std::move(*bucket);
+    } else if (bucket.error().code != ErrorCode::kNoSuchBucket) {
+      co_return bucket.error();
     }
   }
   if (t.key.empty() && verb == http::verb::post && t.HasParam("delete")) {
@@ -190,7 +195,7 @@ asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
   if (!target.ok()) {
     outcome = target.error();
   } else {
-    ctx.emplace(RequestContext{exchange, services, std::move(*target), {}, {}});
+    ctx.emplace(RequestContext{exchange, services, std::move(*target), {}, {}, {}});
     auto& view = ctx->view;
     view.method = req.method_string();
     view.raw_path = ctx->target.raw_path;

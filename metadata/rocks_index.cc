@@ -93,6 +93,30 @@ bool StartsWith(const rocksdb::Slice& s, std::string_view prefix) {
 
 std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
 
+// An iterator bounded to the keys of `cf` that start with `prefix` (the upper bound lets
+// RocksDB stop early and the prefix bloom filter skip files), positioned at `seek`.
+class PrefixScan {
+ public:
+  PrefixScan(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const std::string& prefix,
+             const std::string& seek)
+      : upper_(PrefixSuccessor(prefix)), upper_slice_(upper_) {
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice_;
+    ro.prefix_same_as_start = true;
+    it_.reset(db->NewIterator(ro, cf));
+    it_->Seek(seek);
+  }
+  PrefixScan(const PrefixScan&) = delete;
+  PrefixScan& operator=(const PrefixScan&) = delete;
+
+  rocksdb::Iterator* operator->() const { return it_.get(); }
+
+ private:
+  std::string upper_;
+  rocksdb::Slice upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
 // Every record of a column family, decoded, in key order (small families only: buckets,
 // users).
 template <typename Record, typename Decode>
@@ -271,13 +295,7 @@ Result<void> RocksIndex::DeleteBucket(const BucketName& name) {
     }
     // Empty? Object writers hold this stripe shared, so nothing can appear meanwhile.
     const std::string prefix = ObjectBucketPrefix(name.view());
-    const std::string upper = PrefixSuccessor(prefix);
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    ro.prefix_same_as_start = true;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, objects_));
-    it->Seek(prefix);
+    PrefixScan it(db_, objects_, prefix, prefix);
     if (it->Valid()) {
       return Error(ErrorCode::kBucketNotEmpty, "bucket " + name.str() + " is not empty");
     }
@@ -305,13 +323,7 @@ Result<std::vector<BucketRecord>> RocksIndex::ListBuckets() {
 Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindCurrent(const BucketName& bucket,
                                                                       const ObjectKey& key) {
   const std::string prefix = ObjectKeyPrefix(bucket.view(), key.view());
-  const std::string upper = PrefixSuccessor(prefix);
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
-  ro.prefix_same_as_start = true;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, objects_));
-  it->Seek(prefix);
+  PrefixScan it(db_, objects_, prefix, prefix);
   if (!it->Valid()) {
     if (!it->status().ok()) {
       return FromStatus(it->status(), "read object");
@@ -461,15 +473,10 @@ Result<ListObjectsPage> RocksIndex::ListObjects(const BucketName& bucket, const 
       std::string after = bucket_prefix + start_after + '\x01';
       seek = std::max(seek, after);
     }
-    const std::string upper = PrefixSuccessor(scan_prefix);
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    ro.prefix_same_as_start = true;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, objects_));
+    PrefixScan it(db_, objects_, scan_prefix, seek);
     std::string last_key;
     bool have_last = false;
-    for (it->Seek(seek); it->Valid(); it->Next()) {
+    for (; it->Valid(); it->Next()) {
       if (!StartsWith(it->key(), scan_prefix)) {
         break;
       }

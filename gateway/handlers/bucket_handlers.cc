@@ -71,7 +71,7 @@ HandlerResult CreateBucket(RequestContext& ctx) {
 }
 
 HandlerResult HeadBucket(RequestContext& ctx) {
-  auto bucket = ctx.services.store.GetBucket(BucketName(ctx.target.bucket));
+  auto bucket = ExistingBucket(ctx);
   if (!bucket.ok()) {
     co_return bucket.error();
   }
@@ -92,12 +92,12 @@ HandlerResult DeleteBucket(RequestContext& ctx) {
 }
 
 HandlerResult GetBucketLocation(RequestContext& ctx) {
-  auto bucket = ctx.services.store.GetBucket(BucketName(ctx.target.bucket));
+  auto bucket = ExistingBucket(ctx);
   if (!bucket.ok()) {
     co_return bucket.error();
   }
   // S3 answers an empty LocationConstraint for us-east-1.
-  std::string region = bucket->region == "us-east-1" ? "" : bucket->region;
+  std::string region = (*bucket)->region == "us-east-1" ? "" : (*bucket)->region;
   XmlWriter xml("LocationConstraint");
   std::string doc = xml.Finish();
   if (!region.empty()) {
@@ -140,7 +140,7 @@ HandlerResult ListObjects(RequestContext& ctx) {
   }
 
   BucketName bucket(t.bucket);
-  auto exists = ctx.services.store.GetBucket(bucket);
+  auto exists = ExistingBucket(ctx);
   if (!exists.ok()) {
     co_return exists.error();
   }
@@ -236,7 +236,10 @@ HandlerResult ListObjects(RequestContext& ctx) {
         .Element("Size", std::to_string(o.size))
         .Element("StorageClass", o.storage_class);
     if (fetch_owner) {
-      xml.Open("Owner").Element("ID", exists->owner).Element("DisplayName", exists->owner).Close();
+      xml.Open("Owner")
+          .Element("ID", (*exists)->owner)
+          .Element("DisplayName", (*exists)->owner)
+          .Close();
     }
     xml.Close();
   }

@@ -51,6 +51,13 @@ boost::asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, s
   co_return body;
 }
 
+Result<const metadata::BucketRecord*> ExistingBucket(const RequestContext& ctx) {
+  if (!ctx.bucket) {
+    return Error(ErrorCode::kNoSuchBucket, "The specified bucket does not exist");
+  }
+  return &*ctx.bucket;
+}
+
 HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml) {
   ResponseHeader header;
   header.result(status);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <optional>
 #include <string>
 
 #include "auth/request.h"
@@ -19,6 +20,9 @@ struct RequestContext {
   S3Target target;
   auth::RequestView view;
   auth::AuthResult auth;
+  // The addressed bucket when it exists, looked up once by Dispatch (which also checks
+  // that the caller may use it); handlers read it instead of asking the index again.
+  std::optional<metadata::BucketRecord> bucket;
 
   const RequestHeader& request() const { return exchange.request(); }
   bool is_head() const { return request().method() == http::verb::head; }
@@ -29,6 +33,9 @@ struct RequestContext {
 
 // Buckets belong to the user who created them; admin users may use every bucket.
 bool MayAccess(const auth::Credential& principal, const metadata::BucketRecord& bucket);
+
+// ctx.bucket, or kNoSuchBucket when the addressed bucket does not exist.
+Result<const metadata::BucketRecord*> ExistingBucket(const RequestContext& ctx);
 
 // A handler answers its request itself on success; on failure it returns the Error and,
 // as long as nothing was sent yet, Dispatch answers with S3's error XML.

@@ -447,7 +447,7 @@ HandlerResult DeleteObject(RequestContext& ctx) {
   }
   BucketName bucket(ctx.target.bucket);
   ObjectKey key(ctx.target.key);
-  auto exists = ctx.services.store.GetBucket(bucket);
+  auto exists = ExistingBucket(ctx);
   if (!exists.ok()) {
     co_return exists.error();
   }
@@ -498,7 +498,7 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
     co_return request.error();
   }
   BucketName bucket(ctx.target.bucket);
-  auto exists = ctx.services.store.GetBucket(bucket);
+  auto exists = ExistingBucket(ctx);
   if (!exists.ok()) {
     co_return exists.error();
   }

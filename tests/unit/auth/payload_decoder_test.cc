@@ -137,23 +137,7 @@ TEST(PayloadDecoder, AwsStreamingExample) {
   MemCredentialStore store = ExampleStore();
   FakeClock clock(ExampleTime());
   Verifier verifier(store, clock, {});
-  OwnedRequest r;
-  r.method = "PUT";
-  r.raw_path = "/examplebucket/chunkObject.txt";
-  r.headers = {
-      {"Host", "s3.amazonaws.com"},
-      {"x-amz-date", "20130524T000000Z"},
-      {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
-      {"Authorization",
-       "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-       "SignedHeaders=content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-"
-       "amz-decoded-content-length;x-amz-storage-class,"
-       "Signature=4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9"},
-      {"x-amz-content-sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"},
-      {"Content-Encoding", "aws-chunked"},
-      {"x-amz-decoded-content-length", "66560"},
-      {"Content-Length", "66824"},
-  };
+  OwnedRequest r = testing::StreamingExample();
   Result<AuthResult> auth = verifier.Verify(r.View());
   ASSERT_TRUE(auth.ok()) << auth.error().message;
 

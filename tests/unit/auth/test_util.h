@@ -77,4 +77,26 @@ struct OwnedRequest {
   }
 };
 
+// The S3 API reference's aws-chunked upload example request (seed signature 4f232c43...).
+inline OwnedRequest StreamingExample() {
+  OwnedRequest r;
+  r.method = "PUT";
+  r.raw_path = "/examplebucket/chunkObject.txt";
+  r.headers = {
+      {"Host", "s3.amazonaws.com"},
+      {"x-amz-date", "20130524T000000Z"},
+      {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
+      {"Authorization",
+       "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+       "SignedHeaders=content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-"
+       "amz-decoded-content-length;x-amz-storage-class,"
+       "Signature=4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9"},
+      {"x-amz-content-sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"},
+      {"Content-Encoding", "aws-chunked"},
+      {"x-amz-decoded-content-length", "66560"},
+      {"Content-Length", "66824"},
+  };
+  return r;
+}
+
 }  // namespace strata::auth::testing

@@ -19,6 +19,7 @@ using testing::ExampleTime;
 using testing::FromUnix;
 using testing::kEmptySha;
 using testing::OwnedRequest;
+using testing::StreamingExample;
 
 constexpr const char* kHost = "examplebucket.s3.amazonaws.com";
 
@@ -151,27 +152,6 @@ TEST_F(VerifierTest, AwsExamplePresignedUrl) {
   EXPECT_TRUE(Verify(PresignedExample()).ok());
   clock_.Set(ExampleTime() + std::chrono::seconds(86401));
   EXPECT_EQ(Code(PresignedExample()), ErrorCode::kExpiredPresignedRequest);
-}
-
-OwnedRequest StreamingExample() {
-  OwnedRequest r;
-  r.method = "PUT";
-  r.raw_path = "/examplebucket/chunkObject.txt";
-  r.headers = {
-      {"Host", "s3.amazonaws.com"},
-      {"x-amz-date", "20130524T000000Z"},
-      {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
-      {"Authorization",
-       "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-       "SignedHeaders=content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-"
-       "amz-decoded-content-length;x-amz-storage-class,"
-       "Signature=4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9"},
-      {"x-amz-content-sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"},
-      {"Content-Encoding", "aws-chunked"},
-      {"x-amz-decoded-content-length", "66560"},
-      {"Content-Length", "66824"},
-  };
-  return r;
 }
 
 TEST_F(VerifierTest, AwsExampleStreamingSeedSignature) {
