@@ -44,6 +44,12 @@ enum class ErrorCode {
   kInvalidStorageClass,
   kMethodNotAllowed,
   kRequestTimeout,
+  // Multipart uploads.
+  kNoSuchUpload,
+  kInvalidPart,        // a named part is missing or its ETag/checksum differs
+  kInvalidPartOrder,   // part numbers not ascending
+  kEntityTooSmall,     // a part other than the last is below 5 MiB
+  kInvalidPartNumber,  // GET ?partNumber beyond the object's parts
   kRequestHeaderSectionTooLarge,
   // Authentication and authorization.
   kAccessDenied,

@@ -30,7 +30,6 @@ constexpr std::string_view kUnsupportedSubresources[] = {"accelerate",
                                                          "notification",
                                                          "object-lock",
                                                          "ownershipControls",
-                                                         "partNumber",
                                                          "policy",
                                                          "policyStatus",
                                                          "publicAccessBlock",
@@ -41,8 +40,6 @@ constexpr std::string_view kUnsupportedSubresources[] = {"accelerate",
                                                          "select",
                                                          "tagging",
                                                          "torrent",
-                                                         "uploadId",
-                                                         "uploads",
                                                          "versionId",
                                                          "versioning",
                                                          "versions",
@@ -115,6 +112,9 @@ HandlerResult Route(RequestContext& ctx) {
         if (t.HasParam("location")) {
           co_return co_await GetBucketLocation(ctx);
         }
+        if (t.HasParam("uploads")) {
+          co_return co_await ListMultipartUploads(ctx);
+        }
         co_return co_await ListObjects(ctx);
       case http::verb::post:
         co_return NotImplemented();
@@ -122,18 +122,40 @@ HandlerResult Route(RequestContext& ctx) {
         co_return MethodNotAllowed();
     }
   }
+  const bool copy = !ctx.Header("x-amz-copy-source").empty();
+  const bool in_upload = t.HasParam("uploadId");
   switch (verb) {
     case http::verb::put:
-      if (!ctx.Header("x-amz-copy-source").empty()) {
-        co_return NotImplemented();
+      // No ?: between awaitables: GCC 12 frees the unchosen temporary wrongly.
+      if (in_upload || t.HasParam("partNumber")) {
+        if (copy) {
+          co_return co_await UploadPartCopy(ctx);
+        }
+        co_return co_await UploadPart(ctx);
+      }
+      if (copy) {
+        co_return co_await CopyObject(ctx);
       }
       co_return co_await PutObject(ctx);
     case http::verb::get:
+      if (in_upload) {
+        co_return co_await ListParts(ctx);
+      }
+      co_return co_await GetObject(ctx);
     case http::verb::head:
       co_return co_await GetObject(ctx);
     case http::verb::delete_:
+      if (in_upload) {
+        co_return co_await AbortMultipartUpload(ctx);
+      }
       co_return co_await DeleteObject(ctx);
     case http::verb::post:
+      if (t.HasParam("uploads")) {
+        co_return co_await CreateMultipartUpload(ctx);
+      }
+      if (in_upload) {
+        co_return co_await CompleteMultipartUpload(ctx);
+      }
       co_return NotImplemented();
     default:
       co_return MethodNotAllowed();

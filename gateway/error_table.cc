@@ -62,6 +62,16 @@ S3ErrorInfo LookupS3Error(ErrorCode code) {
       return {400, "InvalidStorageClass"};
     case ErrorCode::kMethodNotAllowed:
       return {405, "MethodNotAllowed"};
+    case ErrorCode::kNoSuchUpload:
+      return {404, "NoSuchUpload"};
+    case ErrorCode::kInvalidPart:
+      return {400, "InvalidPart"};
+    case ErrorCode::kInvalidPartOrder:
+      return {400, "InvalidPartOrder"};
+    case ErrorCode::kEntityTooSmall:
+      return {400, "EntityTooSmall"};
+    case ErrorCode::kInvalidPartNumber:
+      return {416, "InvalidPartNumber"};
     case ErrorCode::kRequestTimeout:
       return {400, "RequestTimeout"};
     case ErrorCode::kRequestHeaderSectionTooLarge:

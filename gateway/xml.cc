@@ -1,5 +1,6 @@
 #include "gateway/xml.h"
 
+#include <charconv>
 #include <pugixml.hpp>
 
 namespace strata::gateway {
@@ -167,6 +168,72 @@ Result<std::string> ParseCreateBucketConfiguration(std::string_view body) {
     return Malformed();
   }
   return std::string(root.child("LocationConstraint").child_value());
+}
+
+namespace {
+
+std::string Unquoted(std::string_view etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return std::string(etag);
+}
+
+}  // namespace
+
+Result<std::vector<storage::CompletedPart>> ParseCompleteMultipartUpload(std::string_view body) {
+  pugi::xml_document doc;
+  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
+    return Malformed();
+  }
+  auto root = SingleRoot(doc, "CompleteMultipartUpload");
+  if (!root) {
+    return Malformed();
+  }
+  std::vector<storage::CompletedPart> parts;
+  for (auto child : root.children()) {
+    if (child.type() != pugi::node_element) {
+      continue;
+    }
+    if (std::string_view(child.name()) != "Part" || parts.size() == storage::kMaxPartNumber) {
+      return Malformed();
+    }
+    storage::CompletedPart part;
+    bool have_number = false;
+    bool have_etag = false;
+    for (auto field : child.children()) {
+      if (field.type() != pugi::node_element) {
+        continue;
+      }
+      std::string_view name = field.name();
+      std::string_view value = field.child_value();
+      if (name == "PartNumber") {
+        auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), part.number);
+        if (ec != std::errc() || p != value.data() + value.size() || part.number < 1 ||
+            part.number > storage::kMaxPartNumber) {
+          return Malformed();
+        }
+        have_number = true;
+      } else if (name == "ETag") {
+        part.etag = Unquoted(value);
+        have_etag = true;
+      } else if (name.starts_with("Checksum")) {
+        auto algorithm = storage::ParseChecksumAlgorithm(name.substr(8));
+        if (!algorithm) {
+          return Error(ErrorCode::kInvalidPart, "Unknown checksum element " + std::string(name));
+        }
+        part.checksums.emplace_back(std::string(storage::ChecksumName(*algorithm)),
+                                    std::string(value));
+      } else {
+        return Malformed();
+      }
+    }
+    if (!have_number || !have_etag) {
+      return Malformed();
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
 }
 
 }  // namespace strata::gateway

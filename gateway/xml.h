@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "storage/multipart.h"
 
 namespace strata::gateway {
 
@@ -45,5 +46,12 @@ struct DeleteRequest {
 };
 // kMalformedXml for anything else, no objects, more than 1000, or an object without a key.
 Result<DeleteRequest> ParseDeleteRequest(std::string_view body);
+
+// CompleteMultipartUpload's request body: <CompleteMultipartUpload><Part><PartNumber/>
+// <ETag/><ChecksumCRC32/>...</Part>*</CompleteMultipartUpload>, ETags unquoted. Order is
+// kept as sent (the rules are checked later). kMalformedXml for anything else, a part
+// without number or ETag, a number outside 1..10000, or more than 10000 parts; kInvalidPart
+// for an unknown checksum element.
+Result<std::vector<storage::CompletedPart>> ParseCompleteMultipartUpload(std::string_view body);
 
 }  // namespace strata::gateway

@@ -171,9 +171,9 @@ Result<BucketRecord> DecodeBucket(std::string_view bytes) {
   return b;
 }
 
-std::string EncodeObject(const ObjectRecord& o) {
-  Encoder e;
-  e.PutByte(kObjectFormat);
+namespace {
+
+void PutObjectFields(Encoder& e, const ObjectRecord& o) {
   e.PutString(o.version_id.view());
   e.PutVarint(o.size);
   e.PutString(o.etag);
@@ -186,39 +186,175 @@ std::string EncodeObject(const ObjectRecord& o) {
   e.PutVarint(o.placements.size());
   for (const auto& p : o.placements) {
     e.PutString(p.tier);
-    e.PutString(p.location);
+    e.PutVarint(p.extents.size());
+    for (const auto& extent : p.extents) {
+      e.PutString(extent.location);
+      e.PutVarint(extent.size);
+    }
   }
+  // Format 2 from here.
+  e.PutString(o.checksum_type);
+  e.PutVarint(o.parts.size());
+  for (const auto& part : o.parts) {
+    e.PutVarint(part.number);
+    e.PutVarint(part.size);
+    PutPairs(e, part.checksums);
+  }
+}
+
+bool GetPlacements(Decoder& d, std::uint8_t format, std::uint64_t object_size,
+                   std::vector<Placement>* placements) {
+  std::size_t n = 0;
+  if (!d.GetCount(2, &n)) {
+    return false;
+  }
+  placements->reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Placement p;
+    if (!d.GetString(&p.tier)) {
+      return false;
+    }
+    if (format == 1) {  // one location holding the whole object
+      Extent extent{"", object_size};
+      if (!d.GetString(&extent.location)) {
+        return false;
+      }
+      p.extents.push_back(std::move(extent));
+    } else {
+      std::size_t extents = 0;
+      if (!d.GetCount(2, &extents)) {
+        return false;
+      }
+      p.extents.reserve(extents);
+      for (std::size_t j = 0; j < extents; ++j) {
+        Extent extent;
+        if (!d.GetString(&extent.location) || !d.GetVarint(&extent.size)) {
+          return false;
+        }
+        p.extents.push_back(std::move(extent));
+      }
+    }
+    placements->push_back(std::move(p));
+  }
+  return true;
+}
+
+bool GetParts(Decoder& d, std::vector<ObjectPart>* parts) {
+  std::size_t n = 0;
+  if (!d.GetCount(3, &n)) {
+    return false;
+  }
+  parts->reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ObjectPart part;
+    std::uint64_t number = 0;
+    if (!d.GetVarint(&number) || number > 0xffffffffu || !d.GetVarint(&part.size) ||
+        !GetPairs(d, &part.checksums)) {
+      return false;
+    }
+    part.number = static_cast<std::uint32_t>(number);
+    parts->push_back(std::move(part));
+  }
+  return true;
+}
+
+bool GetObjectFields(Decoder& d, std::uint8_t format, ObjectRecord* o) {
+  std::string version_id;
+  if (!d.GetString(&version_id) || !d.GetVarint(&o->size) || !d.GetString(&o->etag) ||
+      !d.GetSignedVarint(&o->last_modified_ms) || !d.GetString(&o->content_type) ||
+      !GetPairs(d, &o->system_metadata) || !GetPairs(d, &o->user_metadata) ||
+      !d.GetString(&o->storage_class) || !GetPairs(d, &o->checksums) ||
+      !GetPlacements(d, format, o->size, &o->placements)) {
+    return false;
+  }
+  o->version_id = VersionId(std::move(version_id));
+  if (format >= 2 && (!d.GetString(&o->checksum_type) || !GetParts(d, &o->parts))) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string EncodeObject(const ObjectRecord& o) {
+  Encoder e;
+  e.PutByte(kObjectFormat);
+  PutObjectFields(e, o);
   return std::move(e).Finish();
 }
 
 Result<ObjectRecord> DecodeObject(std::string_view bytes) {
   Decoder d(bytes);
   ObjectRecord o;
-  std::string version_id;
-  if (!GetFormat(d, kObjectFormat) || !d.GetString(&version_id) || !d.GetVarint(&o.size) ||
-      !d.GetString(&o.etag) || !d.GetSignedVarint(&o.last_modified_ms) ||
-      !d.GetString(&o.content_type) || !GetPairs(d, &o.system_metadata) ||
-      !GetPairs(d, &o.user_metadata) || !d.GetString(&o.storage_class) ||
-      !GetPairs(d, &o.checksums)) {
-    return Corrupt("object");
-  }
-  o.version_id = VersionId(std::move(version_id));
-  std::size_t n = 0;
-  if (!d.GetCount(2, &n)) {
-    return Corrupt("object");
-  }
-  o.placements.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    Placement p;
-    if (!d.GetString(&p.tier) || !d.GetString(&p.location)) {
-      return Corrupt("object");
-    }
-    o.placements.push_back(std::move(p));
-  }
-  if (!d.done()) {
+  std::uint8_t format = 0;
+  if (!d.GetByte(&format) || format < 1 || format > kObjectFormat ||
+      !GetObjectFields(d, format, &o) || !d.done()) {
     return Corrupt("object");
   }
   return o;
+}
+
+std::string EncodeUpload(const UploadRecord& u) {
+  Encoder e;
+  e.PutByte(kUploadFormat);
+  e.PutString(u.upload_id.view());
+  e.PutSignedVarint(u.initiated_ms);
+  e.PutString(u.owner);
+  e.PutString(u.checksum_algorithm);
+  e.PutString(u.checksum_type);
+  e.PutString(u.object.bucket.view());
+  e.PutString(u.object.key.view());
+  e.PutByte(kObjectFormat);
+  PutObjectFields(e, u.object);
+  return std::move(e).Finish();
+}
+
+Result<UploadRecord> DecodeUpload(std::string_view bytes) {
+  Decoder d(bytes);
+  UploadRecord u;
+  std::string upload_id;
+  std::string bucket;
+  std::string key;
+  std::uint8_t object_format = 0;
+  if (!GetFormat(d, kUploadFormat) || !d.GetString(&upload_id) ||
+      !d.GetSignedVarint(&u.initiated_ms) || !d.GetString(&u.owner) ||
+      !d.GetString(&u.checksum_algorithm) || !d.GetString(&u.checksum_type) ||
+      !d.GetString(&bucket) || !d.GetString(&key) || !d.GetByte(&object_format) ||
+      object_format < 1 || object_format > kObjectFormat ||
+      !GetObjectFields(d, object_format, &u.object) || !d.done()) {
+    return Corrupt("upload");
+  }
+  u.upload_id = UploadId(std::move(upload_id));
+  u.object.bucket = BucketName(std::move(bucket));
+  u.object.key = ObjectKey(std::move(key));
+  return u;
+}
+
+std::string EncodePart(const PartRecord& p) {
+  Encoder e;
+  e.PutByte(kPartFormat);
+  e.PutVarint(p.number);
+  e.PutVarint(p.size);
+  e.PutString(p.etag);
+  e.PutSignedVarint(p.last_modified_ms);
+  PutPairs(e, p.checksums);
+  e.PutString(p.tier);
+  e.PutString(p.location);
+  return std::move(e).Finish();
+}
+
+Result<PartRecord> DecodePart(std::string_view bytes) {
+  Decoder d(bytes);
+  PartRecord p;
+  std::uint64_t number = 0;
+  if (!GetFormat(d, kPartFormat) || !d.GetVarint(&number) || number > 0xffffffffu ||
+      !d.GetVarint(&p.size) || !d.GetString(&p.etag) || !d.GetSignedVarint(&p.last_modified_ms) ||
+      !GetPairs(d, &p.checksums) || !d.GetString(&p.tier) || !d.GetString(&p.location) ||
+      !d.done()) {
+    return Corrupt("part");
+  }
+  p.number = static_cast<std::uint32_t>(number);
+  return p;
 }
 
 std::string EncodeUser(const UserRecord& u) {

@@ -20,8 +20,10 @@
 namespace strata::metadata {
 
 inline constexpr std::uint8_t kBucketFormat = 1;
-inline constexpr std::uint8_t kObjectFormat = 1;
+inline constexpr std::uint8_t kObjectFormat = 2;
 inline constexpr std::uint8_t kUserFormat = 1;
+inline constexpr std::uint8_t kUploadFormat = 1;
+inline constexpr std::uint8_t kPartFormat = 1;
 
 std::string EncodeBucket(const BucketRecord& bucket);
 Result<BucketRecord> DecodeBucket(std::string_view bytes);
@@ -30,6 +32,13 @@ Result<BucketRecord> DecodeBucket(std::string_view bytes);
 std::string EncodeObject(const ObjectRecord& object);
 // `bucket` and `key` of the result are left empty.
 Result<ObjectRecord> DecodeObject(std::string_view bytes);
+
+// An upload with its object template (whose bucket and key are stored too).
+std::string EncodeUpload(const UploadRecord& upload);
+Result<UploadRecord> DecodeUpload(std::string_view bytes);
+
+std::string EncodePart(const PartRecord& part);
+Result<PartRecord> DecodePart(std::string_view bytes);
 
 std::string EncodeUser(const UserRecord& user);
 Result<UserRecord> DecodeUser(std::string_view bytes);

@@ -6,6 +6,7 @@
 // methods on the blocking pool. Key schema: metadata/README.md.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,27 @@ struct ListObjectsPage {
   bool truncated = false;
 };
 
+struct ListUploadsPage {
+  std::vector<UploadRecord> uploads;
+  bool truncated = false;
+};
+
+struct ListPartsPage {
+  std::vector<PartRecord> parts;
+  bool truncated = false;
+};
+
+// Makes a completed upload's object from the upload and all its parts (in number
+// order); runs under the key's lock inside Index::CompleteUpload.
+using BuildUploadedObject = std::function<Result<ObjectRecord>(
+    const UploadRecord& upload, const std::vector<PartRecord>& parts)>;
+
+struct CompletedUpload {
+  ObjectRecord object;
+  std::optional<ObjectRecord> replaced;  // the version the new object replaced
+  std::vector<PartRecord> unused_parts;  // parts whose bytes the object does not use
+};
+
 class Index {
  public:
   // Opens (creating if needed) the index under `dir`. Errors: kUnavailable when another
@@ -43,10 +65,12 @@ class Index {
 
   // Buckets. CreateBucket fails with kAlreadyExists if the name is taken (the caller
   // compares owners to choose S3's code). DeleteBucket fails with kNoSuchBucket or
-  // kBucketNotEmpty, atomically with respect to concurrent PutObject.
+  // kBucketNotEmpty, atomically with respect to concurrent PutObject; multipart uploads
+  // in progress are discarded with the bucket (as in S3) and their parts returned, so the
+  // caller can free their bytes.
   virtual Result<void> CreateBucket(const BucketRecord& bucket) = 0;
   virtual Result<BucketRecord> GetBucket(const BucketName& name) = 0;
-  virtual Result<void> DeleteBucket(const BucketName& name) = 0;
+  virtual Result<std::vector<PartRecord>> DeleteBucket(const BucketName& name) = 0;
   virtual Result<std::vector<BucketRecord>> ListBuckets() = 0;
 
   // Objects (current versions). PutObject fails with kNoSuchBucket when the bucket is
@@ -64,6 +88,38 @@ class Index {
   virtual Result<ListObjectsPage> ListObjects(const BucketName& bucket, const std::string& prefix,
                                               const std::string& start_after,
                                               std::size_t max_keys) = 0;
+
+  // Multipart uploads. The writing methods hold the key's lock, like PutObject, so a
+  // part stored concurrently with completion or abort either makes it in or fails with
+  // kNotFound. CreateUpload fails with kNoSuchBucket when the bucket is gone.
+  virtual Result<void> CreateUpload(const UploadRecord& upload) = 0;
+  virtual Result<UploadRecord> GetUpload(const BucketName& bucket, const ObjectKey& key,
+                                         const UploadId& upload_id) = 0;  // kNotFound
+  // Stores a part, replacing one with the same number (returned, to free its bytes).
+  // kNotFound when the upload no longer exists.
+  virtual Result<std::optional<PartRecord>> PutPart(const BucketName& bucket, const ObjectKey& key,
+                                                    const UploadId& upload_id,
+                                                    const PartRecord& part) = 0;
+  // Parts numbered above `after`, in number order, at most max_parts.
+  virtual Result<ListPartsPage> ListParts(const UploadId& upload_id, std::uint32_t after,
+                                          std::size_t max_parts) = 0;
+  // Uploads of `bucket` whose key starts with `prefix`, after (key_marker,
+  // upload_id_marker) in (key, initiation) order, at most max_uploads. An empty
+  // upload_id_marker skips every upload of key_marker.
+  virtual Result<ListUploadsPage> ListUploads(const BucketName& bucket, const std::string& prefix,
+                                              const std::string& key_marker,
+                                              const std::string& upload_id_marker,
+                                              std::size_t max_uploads) = 0;
+  // Builds the object from the upload's parts with `build` and, in one batch, makes it
+  // the current version and removes the upload and its parts. kNotFound when the upload
+  // is gone; `build`'s error is returned as is and changes nothing.
+  virtual Result<CompletedUpload> CompleteUpload(const BucketName& bucket, const ObjectKey& key,
+                                                 const UploadId& upload_id,
+                                                 const BuildUploadedObject& build) = 0;
+  // Removes the upload and its parts and returns the parts. kNotFound when it is gone.
+  virtual Result<std::vector<PartRecord>> AbortUpload(const BucketName& bucket,
+                                                      const ObjectKey& key,
+                                                      const UploadId& upload_id) = 0;
 
   // Users created through the admin API (bootstrap users live in the config).
   virtual Result<void> PutUser(const UserRecord& user) = 0;

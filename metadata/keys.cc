@@ -52,4 +52,25 @@ std::optional<ParsedObjectRow> ParseObjectRowKey(std::string_view row) {
   return parsed;
 }
 
+std::string UploadRowKey(std::string_view bucket, std::string_view key,
+                         std::string_view upload_id) {
+  std::string out = ObjectKeyPrefix(bucket, key);
+  out.append(upload_id);
+  return out;
+}
+
+std::string PartPrefix(std::string_view upload_id) {
+  std::string out(upload_id);
+  out.push_back('\0');
+  return out;
+}
+
+std::string PartRowKey(std::string_view upload_id, std::uint32_t number) {
+  std::string out = PartPrefix(upload_id);
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((number >> shift) & 0xff));
+  }
+  return out;
+}
+
 }  // namespace strata::metadata

@@ -24,4 +24,13 @@ struct ParsedObjectRow {
 // Views into `row`; nullopt when `row` is not a well-formed object row key.
 std::optional<ParsedObjectRow> ParseObjectRowKey(std::string_view row);
 
+// multipart CF: bucket 0x00 key 0x00 upload_id, so uploads list in (key, upload id)
+// order, and upload ids begin with their creation time, so a key's uploads list oldest
+// first as in S3.
+std::string UploadRowKey(std::string_view bucket, std::string_view key, std::string_view upload_id);
+
+// parts CF: upload_id 0x00 BE32(part number): an upload's parts, in number order.
+std::string PartPrefix(std::string_view upload_id);
+std::string PartRowKey(std::string_view upload_id, std::uint32_t number);
+
 }  // namespace strata::metadata

@@ -17,10 +17,26 @@ struct BucketRecord {
   std::string region;           // LocationConstraint ("" means us-east-1)
 };
 
-// Where a version's bytes live on a tier.
+// A run of an object's bytes stored as one unit on a tier.
+struct Extent {
+  std::string location;  // tier-specific: for local tiers a data file id
+  std::uint64_t size = 0;
+};
+
+// Where a version's bytes live on a tier: the concatenation of its extents (one for a
+// plain PUT, one per part for a completed multipart upload, which is never copied
+// together).
 struct Placement {
-  std::string tier;      // tier name from the config
-  std::string location;  // tier-specific: for local tiers the data file id
+  std::string tier;  // tier name from the config
+  std::vector<Extent> extents;
+};
+
+// One part of an object made by a multipart upload, as GetObjectAttributes and
+// GET ?partNumber need it.
+struct ObjectPart {
+  std::uint32_t number = 0;  // the part number the client uploaded it as
+  std::uint64_t size = 0;
+  std::vector<std::pair<std::string, std::string>> checksums;  // as ObjectRecord::checksums
 };
 
 struct ObjectRecord {
@@ -40,7 +56,35 @@ struct ObjectRecord {
   // Checksums: algorithm name ("CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256") ->
   // base64 value, as S3 returns them.
   std::vector<std::pair<std::string, std::string>> checksums;
+  // "FULL_OBJECT" (a checksum of all the bytes) or "COMPOSITE" (a checksum of the parts'
+  // checksums, value suffixed "-N"); applies to the requested algorithm, CRC64NVME is
+  // always FULL_OBJECT.
+  std::string checksum_type = "FULL_OBJECT";
+  std::vector<ObjectPart> parts;  // empty unless made by a multipart upload
   std::vector<Placement> placements;
+};
+
+// A multipart upload in progress. `object` holds what the finished object will be
+// described by (bucket, key, content type, metadata, storage class); its size, etag,
+// checksums and placements are unset.
+struct UploadRecord {
+  UploadId upload_id;
+  std::int64_t initiated_ms = 0;
+  std::string owner;               // access key of the initiator
+  std::string checksum_algorithm;  // "" or "CRC32", ...: every part must carry it
+  std::string checksum_type;       // "", "COMPOSITE" or "FULL_OBJECT"
+  ObjectRecord object;
+};
+
+// An uploaded part of a multipart upload; its bytes are one extent on a tier.
+struct PartRecord {
+  std::uint32_t number = 0;
+  std::uint64_t size = 0;
+  std::string etag;  // hex MD5, without quotes
+  std::int64_t last_modified_ms = 0;
+  std::vector<std::pair<std::string, std::string>> checksums;  // CRC64NVME plus requested
+  std::string tier;
+  std::string location;
 };
 
 struct UserRecord {

@@ -17,6 +17,7 @@
 #include "common/guard.h"
 #include "metadata/codec.h"
 #include "metadata/keys.h"
+#include "metadata/rocks_util.h"
 
 namespace strata::metadata {
 namespace {
@@ -26,6 +27,7 @@ constexpr const char* kObjectsCf = "objects";
 constexpr const char* kUsersCf = "users";
 constexpr const char* kMultipartCf = "multipart";
 constexpr const char* kQueuesCf = "queues";
+constexpr const char* kPartsCf = "parts";
 
 // objects CF prefix: everything up to and including the 0x00 after the bucket name, so
 // the prefix bloom filter answers "does this bucket have rows in this file".
@@ -40,81 +42,6 @@ class BucketPrefixTransform final : public rocksdb::SliceTransform {
   bool InDomain(const rocksdb::Slice& key) const override {
     return key.size() > 0 && std::memchr(key.data(), 0, key.size()) != nullptr;
   }
-};
-
-Error FromStatus(const rocksdb::Status& s, std::string_view what) {
-  std::string msg = std::string(what) + ": " + s.ToString();
-  if (s.IsCorruption()) {
-    return Error(ErrorCode::kCorruption, std::move(msg));
-  }
-  if (s.IsNoSpace()) {
-    return Error(ErrorCode::kNoSpace, std::move(msg));
-  }
-  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut() || s.IsIncomplete()) {
-    return Error(ErrorCode::kUnavailable, std::move(msg), true);
-  }
-  if (s.IsNotFound()) {
-    return Error(ErrorCode::kNotFound, std::move(msg));
-  }
-  return Error(ErrorCode::kInternal, std::move(msg));
-}
-
-bool HasNul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
-
-Result<void> CheckBucketName(const BucketName& b) {
-  if (b.empty() || HasNul(b.view())) {
-    return Error(ErrorCode::kInvalidArgument, "invalid bucket name");
-  }
-  return Ok();
-}
-
-Result<void> CheckObjectKey(const ObjectKey& k) {
-  if (k.empty() || HasNul(k.view())) {
-    return Error(ErrorCode::kInvalidArgument, "invalid object key");
-  }
-  return Ok();
-}
-
-// The smallest string greater than every string that starts with `prefix`; `prefix`
-// must contain a byte below 0xff (ours always hold the bucket's 0x00 terminator).
-std::string PrefixSuccessor(std::string prefix) {
-  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) {
-    prefix.pop_back();
-  }
-  if (!prefix.empty()) {
-    prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
-  }
-  return prefix;
-}
-
-bool StartsWith(const rocksdb::Slice& s, std::string_view prefix) {
-  return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
-}
-
-std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
-
-// An iterator bounded to the keys of `cf` that start with `prefix` (the upper bound lets
-// RocksDB stop early and the prefix bloom filter skip files), positioned at `seek`.
-class PrefixScan {
- public:
-  PrefixScan(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const std::string& prefix,
-             const std::string& seek)
-      : upper_(PrefixSuccessor(prefix)), upper_slice_(upper_) {
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice_;
-    ro.prefix_same_as_start = true;
-    it_.reset(db->NewIterator(ro, cf));
-    it_->Seek(seek);
-  }
-  PrefixScan(const PrefixScan&) = delete;
-  PrefixScan& operator=(const PrefixScan&) = delete;
-
-  rocksdb::Iterator* operator->() const { return it_.get(); }
-
- private:
-  std::string upper_;
-  rocksdb::Slice upper_slice_;
-  std::unique_ptr<rocksdb::Iterator> it_;
 };
 
 // Every record of a column family, decoded, in key order (small families only: buckets,
@@ -179,14 +106,17 @@ Result<std::unique_ptr<RocksIndex>> RocksIndex::OpenRocks(const std::string& dir
       names.clear();
     }
     for (const char* ours : {rocksdb::kDefaultColumnFamilyName.c_str(), kBucketsCf, kObjectsCf,
-                             kUsersCf, kMultipartCf, kQueuesCf}) {
+                             kUsersCf, kMultipartCf, kQueuesCf, kPartsCf}) {
       if (std::find(names.begin(), names.end(), ours) == names.end()) {
         names.emplace_back(ours);
       }
     }
     std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
     for (const auto& name : names) {
-      descriptors.emplace_back(name, name == kObjectsCf ? objects_cf : default_cf);
+      // Rows of objects, uploads and parts all start with a 0x00-terminated prefix
+      // (bucket, or upload id) that scans stay inside.
+      const bool prefixed = name == kObjectsCf || name == kMultipartCf || name == kPartsCf;
+      descriptors.emplace_back(name, prefixed ? objects_cf : default_cf);
     }
 
     rocksdb::DB* db = nullptr;
@@ -212,6 +142,10 @@ RocksIndex::RocksIndex(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*
       objects_ = h;
     } else if (h->GetName() == kUsersCf) {
       users_ = h;
+    } else if (h->GetName() == kMultipartCf) {
+      multipart_ = h;
+    } else if (h->GetName() == kPartsCf) {
+      parts_ = h;
     }
   }
 }
@@ -283,8 +217,8 @@ Result<BucketRecord> RocksIndex::GetBucket(const BucketName& name) {
   });
 }
 
-Result<void> RocksIndex::DeleteBucket(const BucketName& name) {
-  return GuardExceptions("delete bucket", [&]() -> Result<void> {
+Result<std::vector<PartRecord>> RocksIndex::DeleteBucket(const BucketName& name) {
+  return GuardExceptions("delete bucket", [&]() -> Result<std::vector<PartRecord>> {
     std::unique_lock lock(BucketLock(name));
     auto exists = BucketExists(name);
     if (!exists.ok()) {
@@ -303,6 +237,8 @@ Result<void> RocksIndex::DeleteBucket(const BucketName& name) {
       return FromStatus(it->status(), "delete bucket");
     }
     rocksdb::WriteBatch batch;
+    std::vector<PartRecord> parts;
+    STRATA_RETURN_IF_ERROR(DropUploads(prefix, batch, parts));
     rocksdb::Status s = batch.Delete(buckets_, name.str());
     if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);
@@ -310,7 +246,7 @@ Result<void> RocksIndex::DeleteBucket(const BucketName& name) {
     if (!s.ok()) {
       return FromStatus(s, "delete bucket");
     }
-    return Ok();
+    return parts;
   });
 }
 
@@ -344,6 +280,57 @@ Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindCurrent(const Buck
   return std::optional<CurrentRow>(std::move(row));
 }
 
+Result<void> RocksIndex::RequireBucket(const BucketName& bucket) {
+  auto exists = BucketExists(bucket);
+  if (!exists.ok()) {
+    return std::move(exists).error();
+  }
+  if (!*exists) {
+    return Error(ErrorCode::kNoSuchBucket, "no bucket " + bucket.str());
+  }
+  return Ok();
+}
+
+Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const ObjectRecord& object,
+                                                             const WriteCondition& condition,
+                                                             rocksdb::WriteBatch& batch) {
+  auto current = FindCurrent(object.bucket, object.key);
+  if (!current.ok()) {
+    return std::move(current).error();
+  }
+  if (condition.if_absent && current->has_value()) {
+    return Error(ErrorCode::kPreconditionFailed,
+                 "At least one of the pre-conditions you specified did not hold");
+  }
+  if (condition.if_etag) {
+    if (!current->has_value()) {
+      return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+    }
+    if ((*current)->record.etag != *condition.if_etag) {
+      return Error(ErrorCode::kPreconditionFailed,
+                   "At least one of the pre-conditions you specified did not hold");
+    }
+  }
+  // Unversioned: the new row replaces the current one. Each committed write advances
+  // RocksDB's sequence, so under the key lock every new row sorts before the old.
+  const std::uint64_t sequence = db_->GetLatestSequenceNumber() + 1;
+  rocksdb::Status s;
+  if (current->has_value()) {
+    s = batch.Delete(objects_, (*current)->row_key);
+  }
+  if (s.ok()) {
+    s = batch.Put(objects_, ObjectRowKey(object.bucket.view(), object.key.view(), sequence),
+                  EncodeObject(object));
+  }
+  if (!s.ok()) {
+    return FromStatus(s, "put object");
+  }
+  if (!current->has_value()) {
+    return std::optional<ObjectRecord>();
+  }
+  return std::optional<ObjectRecord>(std::move((*current)->record));
+}
+
 Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& object,
                                                           const WriteCondition& condition) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(object.bucket));
@@ -351,52 +338,17 @@ Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& ob
   return GuardExceptions("put object", [&]() -> Result<std::optional<ObjectRecord>> {
     std::shared_lock bucket_lock(BucketLock(object.bucket));
     std::lock_guard key_lock(KeyLock(object.bucket, object.key));
-    auto exists = BucketExists(object.bucket);
-    if (!exists.ok()) {
-      return std::move(exists).error();
-    }
-    if (!*exists) {
-      return Error(ErrorCode::kNoSuchBucket, "no bucket " + object.bucket.str());
-    }
-    auto current = FindCurrent(object.bucket, object.key);
-    if (!current.ok()) {
-      return std::move(current).error();
-    }
-    if (condition.if_absent && current->has_value()) {
-      return Error(ErrorCode::kPreconditionFailed,
-                   "At least one of the pre-conditions you specified did not hold");
-    }
-    if (condition.if_etag) {
-      if (!current->has_value()) {
-        return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
-      }
-      if ((*current)->record.etag != *condition.if_etag) {
-        return Error(ErrorCode::kPreconditionFailed,
-                     "At least one of the pre-conditions you specified did not hold");
-      }
-    }
-    // Unversioned: the new row replaces the current one. Each committed write advances
-    // RocksDB's sequence, so under the key lock every new row sorts before the old.
-    const std::uint64_t sequence = db_->GetLatestSequenceNumber() + 1;
+    STRATA_RETURN_IF_ERROR(RequireBucket(object.bucket));
     rocksdb::WriteBatch batch;
-    rocksdb::Status s;
-    if (current->has_value()) {
-      s = batch.Delete(objects_, (*current)->row_key);
+    auto replaced = StageCurrent(object, condition, batch);
+    if (!replaced.ok()) {
+      return replaced;
     }
-    if (s.ok()) {
-      s = batch.Put(objects_, ObjectRowKey(object.bucket.view(), object.key.view(), sequence),
-                    EncodeObject(object));
-    }
-    if (s.ok()) {
-      s = db_->Write(SyncedWrites(), &batch);
-    }
+    rocksdb::Status s = db_->Write(SyncedWrites(), &batch);
     if (!s.ok()) {
       return FromStatus(s, "put object");
     }
-    if (!current->has_value()) {
-      return std::optional<ObjectRecord>();
-    }
-    return std::optional<ObjectRecord>(std::move((*current)->record));
+    return replaced;
   });
 }
 

@@ -1,7 +1,7 @@
 // RocksIndex: the Index on RocksDB (key schema: metadata/README.md).
 //
-// Column families: buckets, objects, users, multipart and queues (the last two are
-// created empty for later use). Writes are single WriteBatches. Writers of the same
+// Column families: buckets, objects, users, multipart (uploads), parts and queues (created
+// empty for later use). Writes are single WriteBatches. Writers of the same
 // (bucket, key) are serialised by striped mutexes; a bucket's existence check and the
 // writes that depend on it hold that bucket's stripe of a shared_mutex (shared for object
 // writes, exclusive for bucket creation and deletion), so no object is ever committed
@@ -20,6 +20,7 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+class WriteBatch;
 struct WriteOptions;
 }  // namespace rocksdb
 
@@ -35,7 +36,7 @@ class RocksIndex final : public Index {
 
   Result<void> CreateBucket(const BucketRecord& bucket) override;
   Result<BucketRecord> GetBucket(const BucketName& name) override;
-  Result<void> DeleteBucket(const BucketName& name) override;
+  Result<std::vector<PartRecord>> DeleteBucket(const BucketName& name) override;
   Result<std::vector<BucketRecord>> ListBuckets() override;
 
   using Index::PutObject;
@@ -47,6 +48,25 @@ class RocksIndex final : public Index {
   Result<ListObjectsPage> ListObjects(const BucketName& bucket, const std::string& prefix,
                                       const std::string& start_after,
                                       std::size_t max_keys) override;
+
+  // Multipart uploads: rocks_index_multipart.cc.
+  Result<void> CreateUpload(const UploadRecord& upload) override;
+  Result<UploadRecord> GetUpload(const BucketName& bucket, const ObjectKey& key,
+                                 const UploadId& upload_id) override;
+  Result<std::optional<PartRecord>> PutPart(const BucketName& bucket, const ObjectKey& key,
+                                            const UploadId& upload_id,
+                                            const PartRecord& part) override;
+  Result<ListPartsPage> ListParts(const UploadId& upload_id, std::uint32_t after,
+                                  std::size_t max_parts) override;
+  Result<ListUploadsPage> ListUploads(const BucketName& bucket, const std::string& prefix,
+                                      const std::string& key_marker,
+                                      const std::string& upload_id_marker,
+                                      std::size_t max_uploads) override;
+  Result<CompletedUpload> CompleteUpload(const BucketName& bucket, const ObjectKey& key,
+                                         const UploadId& upload_id,
+                                         const BuildUploadedObject& build) override;
+  Result<std::vector<PartRecord>> AbortUpload(const BucketName& bucket, const ObjectKey& key,
+                                              const UploadId& upload_id) override;
 
   Result<void> PutUser(const UserRecord& user) override;
   Result<UserRecord> GetUser(const std::string& access_key) override;
@@ -70,12 +90,29 @@ class RocksIndex final : public Index {
     ObjectRecord record;
   };
   Result<std::optional<CurrentRow>> FindCurrent(const BucketName& bucket, const ObjectKey& key);
+  // Checks that the bucket exists (kNoSuchBucket); callers hold its stripe.
+  Result<void> RequireBucket(const BucketName& bucket);
+  // Puts `object` as the current version into `batch`, after the deletion of the
+  // current row (returned) when `condition` allows.
+  Result<std::optional<ObjectRecord>> StageCurrent(const ObjectRecord& object,
+                                                   const WriteCondition& condition,
+                                                   rocksdb::WriteBatch& batch);
+  // All parts of an upload, in number order.
+  Result<std::vector<PartRecord>> AllParts(const UploadId& upload_id);
+  // Adds the deletion of an upload's row and parts to `batch`; appends the parts.
+  Result<void> StageUploadRemoval(const std::string& upload_row, const UploadId& upload_id,
+                                  rocksdb::WriteBatch& batch, std::vector<PartRecord>& parts);
+  // Stages the removal of every upload whose row starts with `prefix`.
+  Result<void> DropUploads(const std::string& prefix, rocksdb::WriteBatch& batch,
+                           std::vector<PartRecord>& parts);
 
   rocksdb::DB* db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // all open CFs, owned
   rocksdb::ColumnFamilyHandle* buckets_ = nullptr;
   rocksdb::ColumnFamilyHandle* objects_ = nullptr;
   rocksdb::ColumnFamilyHandle* users_ = nullptr;
+  rocksdb::ColumnFamilyHandle* multipart_ = nullptr;
+  rocksdb::ColumnFamilyHandle* parts_ = nullptr;
   IndexOptions options_;
 
   // Every committing write: synced to the WAL when the options say so.

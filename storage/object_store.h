@@ -22,6 +22,7 @@
 #include "common/ids.h"
 #include "metadata/index.h"
 #include "storage/checksum.h"
+#include "storage/multipart.h"
 
 namespace strata::storage {
 
@@ -90,6 +91,46 @@ class ObjectStore {
       const metadata::ObjectRecord& record) = 0;
   // Deletes the current version; succeeds when there is none (S3 semantics). Blocking.
   virtual Result<void> DeleteObject(const BucketName& bucket, const ObjectKey& key) = 0;
+
+  // Makes `record` (bucket, key and descriptive fields set; checksums and parts taken
+  // from `source`) the current version, its bytes those of `source` shared, not copied:
+  // on a local tier each extent gets a second name (a hard link), so a copy of any size
+  // takes milliseconds and either object can be deleted or overwritten alone. kNoSuchKey
+  // when the source vanished meanwhile. Blocking.
+  virtual Result<metadata::ObjectRecord> CopyObject(const metadata::ObjectRecord& source,
+                                                    metadata::ObjectRecord record) = 0;
+
+  // Multipart uploads. CreateUpload fills upload_id and initiated_ms. Blocking.
+  virtual Result<metadata::UploadRecord> CreateUpload(metadata::UploadRecord upload) = 0;
+  virtual Result<metadata::UploadRecord> GetUpload(const BucketName& bucket, const ObjectKey& key,
+                                                   const UploadId& upload_id) = 0;  // kNoSuchUpload
+  // Makes `write` part `number` of the upload, replacing an earlier part with that number.
+  // Returns the part (size, ETag = hex MD5, checksums as CommitWrite). Blocking.
+  virtual Result<metadata::PartRecord> CommitPart(std::unique_ptr<PendingWrite> write,
+                                                  const metadata::UploadRecord& upload,
+                                                  std::uint32_t number) = 0;
+  // Part `number` made from the bytes of `source`: shared (as CopyObject) when the range
+  // is a whole extent of it, copied otherwise. Blocking.
+  virtual Result<metadata::PartRecord> CopyPart(const metadata::ObjectRecord& source,
+                                                std::uint64_t first, std::uint64_t length,
+                                                const metadata::UploadRecord& upload,
+                                                std::uint32_t number) = 0;
+  virtual Result<metadata::ListPartsPage> ListParts(const metadata::UploadRecord& upload,
+                                                    std::uint32_t after, std::size_t max_parts) = 0;
+  virtual Result<metadata::ListUploadsPage> ListUploads(const BucketName& bucket,
+                                                        const std::string& prefix,
+                                                        const std::string& key_marker,
+                                                        const std::string& upload_id_marker,
+                                                        std::size_t max_uploads) = 0;
+  // Completes the upload (rules: storage/multipart.h) without copying any part's bytes;
+  // frees the parts the completion did not name. Blocking.
+  virtual Result<metadata::ObjectRecord> CompleteUpload(const BucketName& bucket,
+                                                        const ObjectKey& key,
+                                                        const UploadId& upload_id,
+                                                        const CompletionRequest& request) = 0;
+  // Discards the upload and its parts' bytes. kNoSuchUpload when it is gone. Blocking.
+  virtual Result<void> AbortUpload(const BucketName& bucket, const ObjectKey& key,
+                                   const UploadId& upload_id) = 0;
 };
 
 // S3's bucket naming rules: 3-63 chars of [a-z0-9.-], starts and ends with a letter or

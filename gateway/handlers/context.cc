@@ -58,8 +58,8 @@ Result<const metadata::BucketRecord*> ExistingBucket(const RequestContext& ctx) 
   return &*ctx.bucket;
 }
 
-HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml) {
-  ResponseHeader header;
+HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml,
+                      ResponseHeader header) {
   header.result(status);
   header.set(http::field::content_type, "application/xml");
   co_return co_await ctx.exchange.Send(std::move(header), std::move(xml));

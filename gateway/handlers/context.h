@@ -45,7 +45,8 @@ using HandlerResult = boost::asio::awaitable<Result<void>>;
 // request's payload decoder. kMalformedXml when it exceeds `limit` bytes.
 boost::asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::size_t limit);
 
-HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml);
+HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml,
+                      ResponseHeader header = {});
 HandlerResult SendEmpty(RequestContext& ctx, unsigned status, ResponseHeader header = {});
 
 // Service and bucket operations (handlers/bucket_handlers.cc).
@@ -61,6 +62,18 @@ HandlerResult DeleteObjects(RequestContext& ctx);  // POST ?delete
 HandlerResult PutObject(RequestContext& ctx);
 HandlerResult GetObject(RequestContext& ctx);  // GET and HEAD
 HandlerResult DeleteObject(RequestContext& ctx);
+
+// Copies (handlers/copy_handlers.cc).
+HandlerResult CopyObject(RequestContext& ctx);  // PUT with x-amz-copy-source
+
+// Multipart uploads (handlers/multipart_handlers.cc).
+HandlerResult CreateMultipartUpload(RequestContext& ctx);    // POST ?uploads
+HandlerResult UploadPart(RequestContext& ctx);               // PUT ?partNumber&uploadId
+HandlerResult UploadPartCopy(RequestContext& ctx);           // ... with x-amz-copy-source
+HandlerResult CompleteMultipartUpload(RequestContext& ctx);  // POST ?uploadId
+HandlerResult AbortMultipartUpload(RequestContext& ctx);     // DELETE ?uploadId
+HandlerResult ListParts(RequestContext& ctx);                // GET ?uploadId
+HandlerResult ListMultipartUploads(RequestContext& ctx);     // GET bucket ?uploads
 
 // The admin API under /_strata/admin/ (handlers/admin_handlers.cc); admin users only.
 HandlerResult HandleAdmin(RequestContext& ctx);

@@ -7,6 +7,7 @@
 #include "gateway/conditions.h"
 #include "gateway/error_table.h"
 #include "gateway/handlers/context.h"
+#include "gateway/handlers/object_io.h"
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/xml.h"
@@ -14,107 +15,6 @@
 
 namespace strata::gateway {
 namespace {
-
-constexpr std::size_t kMaxKeyBytes = 1024;
-constexpr std::size_t kMaxUserMetadataBytes = 2048;
-constexpr std::uint64_t kMaxSinglePut = 5ull << 30;
-// Network and disk move in blocks of this size: the only per-request data buffer.
-constexpr std::size_t kIoBlock = 256 * 1024;
-constexpr std::string_view kMetaPrefix = "x-amz-meta-";
-constexpr std::array<storage::ChecksumAlgorithm, 5> kAllChecksums = {
-    storage::ChecksumAlgorithm::kCrc32, storage::ChecksumAlgorithm::kCrc32c,
-    storage::ChecksumAlgorithm::kCrc64Nvme, storage::ChecksumAlgorithm::kSha1,
-    storage::ChecksumAlgorithm::kSha256};
-// Standard headers S3 stores with an object and returns on GET and HEAD.
-constexpr std::array<std::string_view, 5> kStoredHeaders = {
-    "cache-control", "content-disposition", "content-encoding", "content-language", "expires"};
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
-
-// Drops "aws-chunked" from a Content-Encoding list: it describes the transfer, not the
-// object.
-std::string StripAwsChunked(std::string_view encoding) {
-  std::string out;
-  while (!encoding.empty()) {
-    auto comma = encoding.find(',');
-    std::string_view item = encoding.substr(0, comma);
-    encoding = comma == std::string_view::npos ? std::string_view() : encoding.substr(comma + 1);
-    while (!item.empty() && item.front() == ' ') {
-      item.remove_prefix(1);
-    }
-    while (!item.empty() && item.back() == ' ') {
-      item.remove_suffix(1);
-    }
-    if (item.empty() || item == "aws-chunked") {
-      continue;
-    }
-    if (!out.empty()) {
-      out += ',';
-    }
-    out += item;
-  }
-  return out;
-}
-
-struct ChecksumExpectation {
-  storage::ChecksumAlgorithm algorithm;
-  std::string value;  // from the header; empty when it comes in the trailer
-  bool in_trailer = false;
-};
-
-// Which checksums the client declared, in headers, x-amz-trailer, or
-// x-amz-sdk-checksum-algorithm.
-Result<std::vector<ChecksumExpectation>> DeclaredChecksums(const RequestContext& ctx) {
-  std::vector<ChecksumExpectation> out;
-  for (auto algorithm : kAllChecksums) {
-    auto value = ctx.Header(storage::ChecksumHeaderName(algorithm));
-    if (!value.empty()) {
-      out.push_back({algorithm, std::string(value), false});
-    }
-  }
-  auto trailer = ctx.Header("x-amz-trailer");
-  if (!trailer.empty()) {
-    auto algorithm = Lower(trailer).starts_with("x-amz-checksum-")
-                         ? storage::ParseChecksumAlgorithm(trailer.substr(15))
-                         : std::nullopt;
-    if (!algorithm) {
-      return Error(ErrorCode::kInvalidArgument,
-                   "The value specified in the x-amz-trailer header is not supported");
-    }
-    out.push_back({*algorithm, "", true});
-  }
-  if (out.size() > 1) {
-    return Error(
-        ErrorCode::kInvalidRequest,
-        "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.");
-  }
-  auto sdk = ctx.Header("x-amz-sdk-checksum-algorithm");
-  if (!sdk.empty()) {
-    auto algorithm = storage::ParseChecksumAlgorithm(sdk);
-    if (!algorithm) {
-      return Error(ErrorCode::kInvalidRequest,
-                   "Value for x-amz-sdk-checksum-algorithm header is invalid.");
-    }
-    if (out.empty()) {
-      return Error(ErrorCode::kInvalidRequest,
-                   "x-amz-sdk-checksum-algorithm specified, but no corresponding x-amz-checksum-* "
-                   "or x-amz-trailer headers were found.");
-    }
-    if (out.front().algorithm != *algorithm) {
-      return Error(ErrorCode::kInvalidRequest,
-                   "Value for x-amz-sdk-checksum-algorithm header is invalid.");
-    }
-  }
-  return out;
-}
 
 // S3's conditional writes: If-None-Match: * (create only) and If-Match: "<etag>".
 Result<metadata::WriteCondition> WriteConditionFromHeaders(const RequestContext& ctx) {
@@ -138,104 +38,59 @@ Result<metadata::WriteCondition> WriteConditionFromHeaders(const RequestContext&
   return condition;
 }
 
-Result<std::optional<std::string>> ExpectedMd5(const RequestContext& ctx) {
-  auto md5 = ctx.Header("content-md5");
-  if (md5.empty()) {
-    return std::optional<std::string>();
+// GET/HEAD ?partNumber=N: the bytes of part N of a multipart object; part 1 of any other
+// object is all of it.
+Result<std::optional<ByteRange>> PartRange(const RequestContext& ctx,
+                                           const metadata::ObjectRecord& record) {
+  if (!ctx.Header("range").empty()) {
+    return Error(ErrorCode::kInvalidRequest,
+                 "Cannot specify both Range header and partNumber query parameter");
   }
-  auto raw = storage::Base64Decode(md5);
-  if (!raw || raw->size() != 16) {
-    return Error(ErrorCode::kInvalidDigest, "The Content-MD5 you specified is not valid.");
+  auto text = ctx.target.Param("partNumber").value_or("");
+  std::uint32_t number = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || p != text.data() + text.size() || number < 1 ||
+      number > storage::kMaxPartNumber) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "Part number must be an integer between 1 and 10000, inclusive");
   }
-  return std::optional<std::string>(std::string(md5));
-}
-
-// Fills the record's descriptive fields from the request headers.
-Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectRecord& record) {
-  auto content_type = ctx.Header("content-type");
-  record.content_type = content_type.empty() ? "binary/octet-stream" : std::string(content_type);
-  std::size_t meta_bytes = 0;
-  for (const auto& field : ctx.request()) {
-    std::string name = Lower(field.name_string());
-    if (name.starts_with(kMetaPrefix)) {
-      std::string key = name.substr(kMetaPrefix.size());
-      meta_bytes += key.size() + field.value().size();
-      record.user_metadata.emplace_back(std::move(key), std::string(field.value()));
+  const Error beyond(ErrorCode::kInvalidPartNumber, "The requested partnumber is not satisfiable");
+  if (record.parts.empty()) {
+    if (number != 1) {
+      return beyond;
     }
-  }
-  if (meta_bytes > kMaxUserMetadataBytes) {
-    return Error(ErrorCode::kMetadataTooLarge,
-                 "Your metadata headers exceed the maximum allowed metadata size.");
-  }
-  for (auto name : kStoredHeaders) {
-    std::string value(ctx.Header(name));
-    if (name == "content-encoding") {
-      value = StripAwsChunked(value);
+    if (record.size == 0) {
+      return std::optional<ByteRange>();
     }
-    if (!value.empty()) {
-      record.system_metadata.emplace_back(std::string(name), std::move(value));
-    }
+    return std::optional<ByteRange>(ByteRange{0, record.size - 1});
   }
-  auto storage_class = ctx.Header("x-amz-storage-class");
-  if (!storage_class.empty()) {
-    std::string sc(storage_class);
-    bool known = ctx.services.config.storage_classes.contains(sc) || sc == "HOT" || sc == "WARM" ||
-                 sc == "COLD";
-    if (!known) {
-      return Error(ErrorCode::kInvalidStorageClass, "The storage class you specified is not valid");
+  std::uint64_t offset = 0;
+  for (const auto& part : record.parts) {
+    if (part.number == number) {
+      if (part.size == 0) {
+        return std::optional<ByteRange>();
+      }
+      return std::optional<ByteRange>(ByteRange{offset, offset + part.size - 1});
     }
-    record.storage_class = sc;
+    offset += part.size;
   }
-  return Ok();
+  return beyond;
 }
 
 }  // namespace
 
 HandlerResult PutObject(RequestContext& ctx) {
-  if (ctx.target.key.size() > kMaxKeyBytes) {
-    co_return Error(ErrorCode::kKeyTooLong, "Your key is too long");
+  auto key_ok = CheckKeyLength(ctx);
+  if (!key_ok.ok()) {
+    co_return key_ok.error();
   }
-  bool streaming = ctx.auth.payload == auth::PayloadMode::kStreamingSigned ||
-                   ctx.auth.payload == auth::PayloadMode::kStreamingSignedTrailer ||
-                   ctx.auth.payload == auth::PayloadMode::kStreamingUnsignedTrailer;
-  bool chunked = ctx.Header("transfer-encoding").find("chunked") != std::string_view::npos;
-  auto length_field = ctx.Header("content-length");
-  if (length_field.empty() && !chunked) {
-    co_return Error(ErrorCode::kMissingContentLength,
-                    "You must provide the Content-Length HTTP header.");
+  auto expect = ExpectBody(ctx, kMaxSinglePut);
+  if (!expect.ok()) {
+    co_return expect.error();
   }
-  std::int64_t expected_size = -1;  // of the object, when known up front
-  if (streaming) {
-    expected_size = ctx.auth.decoded_content_length;
-    if (expected_size < 0 && !chunked) {
-      co_return Error(ErrorCode::kMissingContentLength,
-                      "You must provide the x-amz-decoded-content-length header.");
-    }
-  } else if (!length_field.empty()) {
-    std::uint64_t v = 0;
-    auto [p, ec] =
-        std::from_chars(length_field.data(), length_field.data() + length_field.size(), v);
-    if (ec != std::errc() || p != length_field.data() + length_field.size()) {
-      co_return Error(ErrorCode::kInvalidArgument, "bad Content-Length");
-    }
-    expected_size = static_cast<std::int64_t>(v);
-  }
-  if (expected_size > static_cast<std::int64_t>(kMaxSinglePut)) {
-    co_return Error(ErrorCode::kEntityTooLarge,
-                    "Your proposed upload exceeds the maximum allowed object size.");
-  }
-
   auto condition = WriteConditionFromHeaders(ctx);
   if (!condition.ok()) {
     co_return condition.error();
-  }
-  auto checksums = DeclaredChecksums(ctx);
-  if (!checksums.ok()) {
-    co_return checksums.error();
-  }
-  auto md5 = ExpectedMd5(ctx);
-  if (!md5.ok()) {
-    co_return md5.error();
   }
   metadata::ObjectRecord record;
   record.bucket = BucketName(ctx.target.bucket);
@@ -244,77 +99,15 @@ HandlerResult PutObject(RequestContext& ctx) {
   if (!described.ok()) {
     co_return described.error();
   }
-
-  std::vector<storage::ChecksumAlgorithm> algorithms;
-  for (const auto& c : *checksums) {
-    algorithms.push_back(c.algorithm);
-  }
-  auto pending = ctx.services.store.BeginWrite(record.bucket, algorithms);
+  auto pending = ctx.services.store.BeginWrite(record.bucket, expect->Algorithms());
   if (!pending.ok()) {
     co_return pending.error();
   }
-  auto& write = **pending;
-
-  auto decoder = auth::MakePayloadDecoder(ctx.auth);
-  std::vector<char> raw(kIoBlock);
-  std::string decoded;
-  decoded.reserve(kIoBlock);
-  for (;;) {
-    auto got = co_await ctx.exchange.ReadBody(std::span<char>(raw.data(), raw.size()));
-    if (!got.ok()) {
-      co_return got.error();
-    }
-    if (*got == 0) {
-      break;
-    }
-    decoded.clear();
-    auto fed = decoder->Feed(std::string_view(raw.data(), *got), decoded);
-    if (!fed.ok()) {
-      co_return fed.error();
-    }
-    if (write.size() + decoded.size() > kMaxSinglePut) {
-      co_return Error(ErrorCode::kEntityTooLarge,
-                      "Your proposed upload exceeds the maximum allowed object size.");
-    }
-    auto appended = write.Append(decoded);
-    if (!appended.ok()) {
-      co_return appended.error();
-    }
+  auto received = co_await ReceiveBody(ctx, std::move(*expect), **pending, kMaxSinglePut);
+  if (!received.ok()) {
+    co_return received.error();
   }
-  auto finished = decoder->Finish();
-  if (!finished.ok()) {
-    co_return finished.error();
-  }
-  if (expected_size >= 0 && write.size() != static_cast<std::uint64_t>(expected_size)) {
-    co_return Error(
-        ErrorCode::kIncompleteBody,
-        "You did not provide the number of bytes specified by the Content-Length HTTP header");
-  }
-  if (md5->has_value() && write.Md5Base64() != **md5) {
-    co_return Error(ErrorCode::kBadDigest,
-                    "The Content-MD5 you specified did not match what we received.");
-  }
-  ResponseHeader header;
-  for (auto& expectation : *checksums) {
-    std::string header_name(storage::ChecksumHeaderName(expectation.algorithm));
-    if (expectation.in_trailer) {
-      for (const auto& [name, value] : decoder->Trailers()) {
-        if (name == header_name) {
-          expectation.value = value;
-        }
-      }
-      if (expectation.value.empty()) {
-        co_return Error(ErrorCode::kInvalidRequest, "The trailer " + header_name + " is missing.");
-      }
-    }
-    auto actual = write.Checksum(expectation.algorithm);
-    if (!actual || *actual != expectation.value) {
-      co_return Error(ErrorCode::kBadDigest,
-                      "The " + std::string(storage::ChecksumName(expectation.algorithm)) +
-                          " you specified did not match the calculated checksum.");
-    }
-    header.set(header_name, expectation.value);
-  }
+  ResponseHeader header = std::move(*received);
 
   auto& store = ctx.services.store;
   auto committed = co_await Offload(ctx.services.blocking_pool, [&] {
@@ -326,49 +119,6 @@ HandlerResult PutObject(RequestContext& ctx) {
   header.set(http::field::etag, "\"" + committed->etag + "\"");
   co_return co_await SendEmpty(ctx, 200, std::move(header));
 }
-
-namespace {
-
-void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& record,
-                       ResponseHeader& header) {
-  header.set(http::field::etag, "\"" + record.etag + "\"");
-  header.set(http::field::last_modified, FormatHttpDate(record.last_modified_ms));
-  header.set(http::field::accept_ranges, "bytes");
-  header.set(http::field::content_type, record.content_type);
-  for (const auto& [name, value] : record.system_metadata) {
-    header.set(name, value);
-  }
-  for (const auto& [name, value] : record.user_metadata) {
-    header.set(std::string(kMetaPrefix) + name, value);
-  }
-  if (record.storage_class != "STANDARD") {
-    header.set("x-amz-storage-class", record.storage_class);
-  }
-  if (ctx.Header("x-amz-checksum-mode") == "ENABLED") {
-    for (const auto& [algorithm, value] : record.checksums) {
-      auto parsed = storage::ParseChecksumAlgorithm(algorithm);
-      if (parsed) {
-        header.set(storage::ChecksumHeaderName(*parsed), value);
-      }
-    }
-  }
-  // response-* query parameters override the stored headers (GET only in S3, but HEAD
-  // answering the same is harmless).
-  static constexpr std::pair<std::string_view, http::field> kOverrides[] = {
-      {"response-content-type", http::field::content_type},
-      {"response-content-language", http::field::content_language},
-      {"response-expires", http::field::expires},
-      {"response-cache-control", http::field::cache_control},
-      {"response-content-disposition", http::field::content_disposition},
-      {"response-content-encoding", http::field::content_encoding}};
-  for (const auto& [param, field] : kOverrides) {
-    if (auto value = ctx.target.Param(param)) {
-      header.set(field, *value);
-    }
-  }
-}
-
-}  // namespace
 
 HandlerResult GetObject(RequestContext& ctx) {
   auto record =
@@ -388,13 +138,17 @@ HandlerResult GetObject(RequestContext& ctx) {
     header.set(http::field::last_modified, FormatHttpDate(record->last_modified_ms));
     co_return co_await SendEmpty(ctx, 304, std::move(header));
   }
-  auto range = ParseRange(ctx.Header("range"), record->size);
+  auto range = ctx.target.HasParam("partNumber") ? PartRange(ctx, *record)
+                                                 : ParseRange(ctx.Header("range"), record->size);
   if (!range.ok()) {
     co_return range.error();
   }
 
   ResponseHeader header;
-  DescribeToHeaders(ctx, *record, header);
+  DescribeToHeaders(ctx, *record, !range->has_value(), header);
+  if (ctx.target.HasParam("partNumber") && !record->parts.empty()) {
+    header.set("x-amz-mp-parts-count", std::to_string(record->parts.size()));
+  }
   std::uint64_t first = 0;
   std::uint64_t length = record->size;
   if (range->has_value()) {

@@ -18,7 +18,9 @@ namespace fs = std::filesystem;
 
 constexpr char kHex[] = "0123456789abcdef";
 
-std::string NewFileId() {
+}  // namespace
+
+std::string RandomHexId() {
   unsigned char bytes[16];
   std::size_t got = 0;
   while (got < sizeof(bytes)) {
@@ -46,6 +48,8 @@ std::string NewFileId() {
   }
   return id;
 }
+
+namespace {
 
 Result<void> SyncDir(const std::string& path) {
   UniqueFd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -194,7 +198,7 @@ std::string LocalTier::TempPath(std::string_view id) const {
 
 Result<std::unique_ptr<LocalTempFile>> LocalTier::CreateTemp() {
   for (int attempt = 0; attempt < 4; ++attempt) {
-    std::string id = NewFileId();
+    std::string id = RandomHexId();
     const std::string path = TempPath(id);
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     if (!fd.valid()) {
@@ -254,6 +258,39 @@ Result<UniqueFd> LocalTier::OpenForRead(std::string_view id) const {
     return ErrnoError(errno, "open", path);
   }
   return fd;
+}
+
+Result<std::string> LocalTier::Link(std::string_view id) const {
+  if (!IsValidId(id)) {
+    return Error(ErrorCode::kCorruption, "malformed data file id");
+  }
+  const std::string from = DataPath(id);
+  const std::string new_id = RandomHexId();
+  const std::string to = DataPath(new_id);
+  if (::link(from.c_str(), to.c_str()) != 0) {
+    if (errno != ENOENT) {
+      return ErrnoError(errno, "link to", to);
+    }
+    if (::access(from.c_str(), F_OK) != 0) {
+      return ErrnoError(ENOENT, "link from", from);  // the source is gone
+    }
+    const std::string data = root_ + "/data";
+    STRATA_RETURN_IF_ERROR(MakeDir(data + "/" + new_id.substr(0, 2)));
+    if (fsync_) {
+      STRATA_RETURN_IF_ERROR(SyncDir(data));
+    }
+    if (::link(from.c_str(), to.c_str()) != 0) {
+      return ErrnoError(errno, "link to", to);
+    }
+  }
+  if (fsync_) {
+    auto synced = SyncDir(root_ + "/data/" + new_id.substr(0, 2));
+    if (!synced.ok()) {
+      ::unlink(to.c_str());
+      return std::move(synced).error();
+    }
+  }
+  return new_id;
 }
 
 Result<void> LocalTier::Remove(std::string_view id) const {

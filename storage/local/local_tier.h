@@ -85,6 +85,10 @@ class LocalTier {
   // Opens a data file for reading (caller owns the fd). kNotFound when it is gone,
   // kCorruption when `id` is not a well-formed file id.
   Result<UniqueFd> OpenForRead(std::string_view id) const;
+  // A new name (returned id) for the bytes of data file `id`: a hard link, made durable,
+  // so a copy costs no data I/O and either name can later be removed alone. kNotFound
+  // when `id` is gone.
+  Result<std::string> Link(std::string_view id) const;
   // Unlinks a data file; succeeds when it is already gone.
   Result<void> Remove(std::string_view id) const;
 
@@ -99,6 +103,9 @@ class LocalTier {
   std::string root_;
   bool fsync_;
 };
+
+// 128 random bits as 32 lower-case hex digits (getrandom, else a seeded generator).
+std::string RandomHexId();
 
 // An Error for a failed system call: kNoSpace, kNotFound, kUnavailable (retryable) or
 // kInternal by errno; the message names the operation and path.

@@ -23,7 +23,9 @@ ObjectRecord SampleObject() {
   o.user_metadata = {{"a", "1"}, {"empty", ""}, {"binary", std::string("\0\xff", 2)}};
   o.storage_class = "STANDARD_IA";
   o.checksums = {{"CRC64NVME", "AAAAAAAAAAA="}, {"SHA256", "abc="}};
-  o.placements = {{"hot", "0123abcd"}, {"cold", "s3://x/y"}};
+  o.checksum_type = "COMPOSITE";
+  o.parts = {{1, 5 << 20, {{"CRC32", "AAAAAA=="}}}, {3, 7, {}}};
+  o.placements = {{"hot", {{"0123abcd", 5 << 20}, {"4567ef01", 7}}}, {"cold", {{"s3://x/y", 0}}}};
   return o;
 }
 
@@ -87,9 +89,89 @@ TEST(CodecTest, ObjectRoundTrip) {
   EXPECT_EQ(decoded->user_metadata, o.user_metadata);
   EXPECT_EQ(decoded->storage_class, o.storage_class);
   EXPECT_EQ(decoded->checksums, o.checksums);
+  EXPECT_EQ(decoded->checksum_type, "COMPOSITE");
+  ASSERT_EQ(decoded->parts.size(), 2u);
+  EXPECT_EQ(decoded->parts[0].number, 1u);
+  EXPECT_EQ(decoded->parts[0].size, 5u << 20);
+  EXPECT_EQ(decoded->parts[0].checksums, o.parts[0].checksums);
+  EXPECT_EQ(decoded->parts[1].number, 3u);
   ASSERT_EQ(decoded->placements.size(), 2u);
+  ASSERT_EQ(decoded->placements[0].extents.size(), 2u);
+  EXPECT_EQ(decoded->placements[0].extents[1].location, "4567ef01");
+  EXPECT_EQ(decoded->placements[0].extents[1].size, 7u);
   EXPECT_EQ(decoded->placements[1].tier, "cold");
-  EXPECT_EQ(decoded->placements[1].location, "s3://x/y");
+  EXPECT_EQ(decoded->placements[1].extents.at(0).location, "s3://x/y");
+}
+
+// Records written by format 1 (one location per placement, no parts) still decode: the
+// location becomes one extent holding the whole object.
+TEST(CodecTest, ObjectFormatOneStillDecodes) {
+  Encoder e;
+  e.PutByte(1);
+  e.PutString("null");
+  e.PutVarint(11);
+  e.PutString("etag");
+  e.PutSignedVarint(42);
+  e.PutString("text/plain");
+  e.PutVarint(0);
+  e.PutVarint(0);
+  e.PutString("STANDARD");
+  e.PutVarint(1);
+  e.PutString("CRC64NVME");
+  e.PutString("AAAAAAAAAAA=");
+  e.PutVarint(1);
+  e.PutString("hot");
+  e.PutString("0123abcd");
+  auto decoded = DecodeObject(std::move(e).Finish());
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->size, 11u);
+  EXPECT_EQ(decoded->checksum_type, "FULL_OBJECT");
+  EXPECT_TRUE(decoded->parts.empty());
+  ASSERT_EQ(decoded->placements.size(), 1u);
+  ASSERT_EQ(decoded->placements[0].extents.size(), 1u);
+  EXPECT_EQ(decoded->placements[0].extents[0].location, "0123abcd");
+  EXPECT_EQ(decoded->placements[0].extents[0].size, 11u);
+}
+
+TEST(CodecTest, UploadAndPartRoundTrip) {
+  UploadRecord u;
+  u.upload_id = UploadId("0190000000001234567890abcdef0123");
+  u.initiated_ms = 1'700'000'000'000;
+  u.owner = "AKIA";
+  u.checksum_algorithm = "CRC32C";
+  u.checksum_type = "FULL_OBJECT";
+  u.object = SampleObject();
+  auto du = DecodeUpload(EncodeUpload(u));
+  ASSERT_TRUE(du.ok()) << du.error().message;
+  EXPECT_EQ(du->upload_id, u.upload_id);
+  EXPECT_EQ(du->initiated_ms, u.initiated_ms);
+  EXPECT_EQ(du->owner, "AKIA");
+  EXPECT_EQ(du->checksum_algorithm, "CRC32C");
+  EXPECT_EQ(du->checksum_type, "FULL_OBJECT");
+  EXPECT_EQ(du->object.bucket, u.object.bucket);
+  EXPECT_EQ(du->object.key, u.object.key);
+  EXPECT_EQ(du->object.user_metadata, u.object.user_metadata);
+
+  PartRecord p{
+      10000, 5 << 20, "0123456789abcdef0123456789abcdef", -3, {{"CRC64NVME", "AAAAAAAAAAA="}},
+      "hot", "abcdef"};
+  auto dp = DecodePart(EncodePart(p));
+  ASSERT_TRUE(dp.ok()) << dp.error().message;
+  EXPECT_EQ(dp->number, 10000u);
+  EXPECT_EQ(dp->size, 5u << 20);
+  EXPECT_EQ(dp->etag, p.etag);
+  EXPECT_EQ(dp->last_modified_ms, -3);
+  EXPECT_EQ(dp->checksums, p.checksums);
+  EXPECT_EQ(dp->tier, "hot");
+  EXPECT_EQ(dp->location, "abcdef");
+
+  // Every truncation of either encoding is refused, never read past the end.
+  for (std::size_t n = 0; n < EncodePart(p).size(); ++n) {
+    EXPECT_FALSE(DecodePart(EncodePart(p).substr(0, n)).ok()) << n;
+  }
+  for (std::size_t n = 0; n < EncodeUpload(u).size(); ++n) {
+    EXPECT_FALSE(DecodeUpload(EncodeUpload(u).substr(0, n)).ok()) << n;
+  }
 }
 
 TEST(CodecTest, BucketAndUserRoundTrip) {

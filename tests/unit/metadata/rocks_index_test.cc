@@ -45,7 +45,7 @@ class RocksIndexTest : public ::testing::Test {
     o.version_id = VersionId("null");
     o.etag = etag;
     o.size = etag.size();
-    o.placements = {{"hot", "id-" + etag}};
+    o.placements = {{"hot", {{"id-" + etag, o.size}}}};
     return o;
   }
 
@@ -129,7 +129,7 @@ TEST_F(RocksIndexTest, ObjectCrud) {
   EXPECT_EQ(got->etag, "v1");
   EXPECT_EQ(got->bucket.str(), "b");
   EXPECT_EQ(got->key.str(), "k");
-  EXPECT_EQ(got->placements.at(0).location, "id-v1");
+  EXPECT_EQ(got->placements.at(0).extents.at(0).location, "id-v1");
 
   auto replaced = index_->PutObject(Obj("b", "k", "v2"));
   ASSERT_TRUE(replaced.ok());

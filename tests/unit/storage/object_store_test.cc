@@ -178,7 +178,7 @@ TEST_F(ObjectStoreTest, OverwriteFreesOldBytes) {
   ASSERT_TRUE(v1.ok());
   auto v2 = Put("k", "version two, longer");
   ASSERT_TRUE(v2.ok());
-  EXPECT_NE(v1->placements[0].location, v2->placements[0].location);
+  EXPECT_NE(v1->placements[0].extents[0].location, v2->placements[0].extents[0].location);
   auto head = store_->HeadObject(BucketName("bucket"), ObjectKey("k"));
   ASSERT_TRUE(head.ok());
   EXPECT_EQ(ReadAll(*head), "version two, longer");

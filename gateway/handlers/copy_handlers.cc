@@ -1,0 +1,78 @@
+// CopyObject: a new object from an existing one's bytes, which the store shares instead
+// of copying (storage::ObjectStore::CopyObject).
+#include "gateway/handlers/context.h"
+#include "gateway/handlers/copy_source.h"
+#include "gateway/handlers/object_io.h"
+#include "gateway/http_time.h"
+#include "gateway/offload.h"
+#include "gateway/xml.h"
+
+namespace strata::gateway {
+
+HandlerResult CopyObject(RequestContext& ctx) {
+  auto key_ok = CheckKeyLength(ctx);
+  if (!key_ok.ok()) {
+    co_return key_ok.error();
+  }
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+  std::string_view directive = ctx.Header("x-amz-metadata-directive");
+  if (!directive.empty() && directive != "COPY" && directive != "REPLACE") {
+    co_return Error(ErrorCode::kInvalidArgument, "Unknown metadata directive.");
+  }
+  std::string_view tagging = ctx.Header("x-amz-tagging-directive");
+  if (!tagging.empty() && tagging != "COPY" && tagging != "REPLACE") {
+    co_return Error(ErrorCode::kInvalidArgument, "Unknown tagging directive.");
+  }
+  const bool replace = directive == "REPLACE";
+  auto source = ReadCopySource(ctx);
+  if (!source.ok()) {
+    co_return source.error();
+  }
+  if (source->size > kMaxSinglePut) {
+    co_return Error(ErrorCode::kInvalidRequest,
+                    "The specified copy source is larger than the maximum allowable size for a "
+                    "copy source: 5368709120");
+  }
+
+  // The request's description: the new metadata with REPLACE, and in any case the
+  // storage class (S3 does not carry the source's class over).
+  metadata::ObjectRecord requested;
+  auto described = DescribeFromHeaders(ctx, requested);
+  if (!described.ok()) {
+    co_return described.error();
+  }
+  metadata::ObjectRecord record = replace ? requested : *source;
+  record.bucket = BucketName(ctx.target.bucket);
+  record.key = ObjectKey(ctx.target.key);
+  record.storage_class = requested.storage_class;
+
+  const bool onto_itself = source->bucket == record.bucket && source->key == record.key;
+  if (onto_itself && !replace && record.storage_class == source->storage_class) {
+    co_return Error(ErrorCode::kInvalidRequest,
+                    "This copy request is illegal because it is trying to copy an object to "
+                    "itself without changing the object's metadata, storage class, website "
+                    "redirect location or encryption attributes.");
+  }
+
+  auto& store = ctx.services.store;
+  auto copied = co_await Offload(ctx.services.blocking_pool,
+                                 [&] { return store.CopyObject(*source, std::move(record)); });
+  if (!copied.ok()) {
+    co_return copied.error();
+  }
+  XmlWriter xml("CopyObjectResult");
+  xml.Element("LastModified", FormatIso8601(copied->last_modified_ms))
+      .Element("ETag", "\"" + copied->etag + "\"");
+  for (const auto& [name, value] : copied->checksums) {
+    xml.Element("Checksum" + name, value);
+  }
+  if (!copied->checksums.empty()) {
+    xml.Element("ChecksumType", copied->checksum_type);
+  }
+  co_return co_await SendXml(ctx, 200, xml.Finish());
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,102 @@
+#include "gateway/handlers/copy_source.h"
+
+#include <charconv>
+
+#include "common/text.h"
+#include "gateway/conditions.h"
+
+namespace strata::gateway {
+namespace {
+
+Error BadSource() {
+  return Error(ErrorCode::kInvalidArgument,
+               "Copy Source must mention the source bucket and key: sourcebucket/sourcekey");
+}
+
+bool ParseU64(std::string_view text, std::uint64_t& out) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && ec == std::errc() && p == text.data() + text.size();
+}
+
+}  // namespace
+
+Result<CopySourceName> ParseCopySource(std::string_view header) {
+  CopySourceName name;
+  std::string_view path = header;
+  if (auto q = path.find('?'); q != std::string_view::npos) {
+    std::string_view query = path.substr(q + 1);
+    path = path.substr(0, q);
+    if (!query.starts_with("versionId=")) {
+      return BadSource();
+    }
+    name.version_id = std::string(query.substr(10));
+    if (name.version_id.empty()) {
+      return BadSource();
+    }
+  }
+  if (path.starts_with('/')) {
+    path.remove_prefix(1);
+  }
+  std::string decoded;
+  if (!strata::PercentDecode(path, decoded)) {
+    return BadSource();
+  }
+  auto slash = decoded.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == decoded.size()) {
+    return BadSource();
+  }
+  name.bucket = decoded.substr(0, slash);
+  name.key = decoded.substr(slash + 1);
+  return name;
+}
+
+Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx) {
+  auto name = ParseCopySource(ctx.Header("x-amz-copy-source"));
+  if (!name.ok()) {
+    return std::move(name).error();
+  }
+  auto bucket = ctx.services.store.GetBucket(BucketName(name->bucket));
+  if (!bucket.ok()) {
+    return std::move(bucket).error();
+  }
+  if (!MayAccess(ctx.auth.principal, *bucket)) {
+    return Error(ErrorCode::kAccessDenied, "Access Denied");
+  }
+  auto source = ctx.services.store.HeadObject(BucketName(name->bucket), ObjectKey(name->key));
+  if (!source.ok()) {
+    return std::move(source).error();
+  }
+  if (!name->version_id.empty() && name->version_id != source->version_id.str()) {
+    return Error(ErrorCode::kInvalidArgument, "Invalid version id specified");
+  }
+  Preconditions conditions{ctx.Header("x-amz-copy-source-if-match"),
+                           ctx.Header("x-amz-copy-source-if-none-match"),
+                           ctx.Header("x-amz-copy-source-if-modified-since"),
+                           ctx.Header("x-amz-copy-source-if-unmodified-since")};
+  // For a copy, every failed condition is 412 (there is nothing to answer 304 to).
+  if (EvaluatePreconditions(conditions, source->etag, source->last_modified_ms)) {
+    return Error(ErrorCode::kPreconditionFailed,
+                 "At least one of the pre-conditions you specified did not hold");
+  }
+  return source;
+}
+
+Result<CopyRange> ParseCopySourceRange(std::string_view header, std::uint64_t size) {
+  const Error invalid(
+      ErrorCode::kInvalidArgument,
+      "Range specified is not valid for source object of size: " + std::to_string(size));
+  if (!header.starts_with("bytes=")) {
+    return invalid;
+  }
+  std::string_view spec = header.substr(6);
+  auto dash = spec.find('-');
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  if (dash == std::string_view::npos || !ParseU64(spec.substr(0, dash), first) ||
+      !ParseU64(spec.substr(dash + 1), last) || first > last || last >= size) {
+    return invalid;
+  }
+  return CopyRange{first, last - first + 1};
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,38 @@
+// The source of CopyObject and UploadPartCopy (private to gateway/): the
+// x-amz-copy-source header, access to the source bucket, the x-amz-copy-source-if-*
+// preconditions and x-amz-copy-source-range.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "gateway/handlers/context.h"
+#include "metadata/records.h"
+
+namespace strata::gateway {
+
+struct CopySourceName {
+  std::string bucket;
+  std::string key;
+  std::string version_id;  // empty when absent
+};
+
+// "bucket/key" or "/bucket/key", percent-encoded, optionally "?versionId=...".
+// kInvalidArgument when it does not name a bucket and a key.
+Result<CopySourceName> ParseCopySource(std::string_view header);
+
+// The source's current record, after checking that the caller may read its bucket
+// (kNoSuchBucket, kAccessDenied), that it exists (kNoSuchKey) and that the
+// x-amz-copy-source-if-* conditions hold (kPreconditionFailed).
+Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx);
+
+// x-amz-copy-source-range "bytes=first-last" within an object of `size` bytes: [first,
+// last] inclusive. kInvalidArgument when malformed or outside the object.
+struct CopyRange {
+  std::uint64_t first = 0;
+  std::uint64_t length = 0;
+};
+Result<CopyRange> ParseCopySourceRange(std::string_view header, std::uint64_t size);
+
+}  // namespace strata::gateway

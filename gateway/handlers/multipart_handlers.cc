@@ -1,0 +1,442 @@
+// Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort, ListParts,
+// ListMultipartUploads.
+#include <charconv>
+
+#include "auth/signer.h"
+#include "gateway/handlers/context.h"
+#include "gateway/handlers/copy_source.h"
+#include "gateway/handlers/object_io.h"
+#include "gateway/http_time.h"
+#include "gateway/offload.h"
+#include "gateway/xml.h"
+
+namespace strata::gateway {
+namespace {
+
+// 10000 parts with their checksums and XML.
+constexpr std::size_t kMaxCompleteBody = 4 * 1024 * 1024;
+
+// A non-negative integer query parameter capped at `cap`; `fallback` when absent.
+Result<std::size_t> CountParam(const RequestContext& ctx, std::string_view name,
+                               std::size_t fallback, std::size_t cap) {
+  auto text = ctx.target.Param(name);
+  if (!text) {
+    return fallback;
+  }
+  long long v = -1;
+  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || p != text->data() + text->size() || v < 0) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "Provided " + std::string(name) + " not an integer or within integer range");
+  }
+  return static_cast<std::size_t>(std::min<long long>(v, static_cast<long long>(cap)));
+}
+
+Result<std::uint32_t> PartNumberParam(const RequestContext& ctx) {
+  auto text = ctx.target.Param("partNumber").value_or("");
+  std::uint32_t number = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || p != text.data() + text.size() || number < 1 ||
+      number > storage::kMaxPartNumber) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "Part number must be an integer between 1 and 10000, inclusive");
+  }
+  return number;
+}
+
+// The upload the request's uploadId names, for its bucket and key (kNoSuchUpload).
+Result<metadata::UploadRecord> AddressedUpload(const RequestContext& ctx) {
+  auto bucket = ExistingBucket(ctx);
+  if (!bucket.ok()) {
+    return std::move(bucket).error();
+  }
+  return ctx.services.store.GetUpload(BucketName(ctx.target.bucket), ObjectKey(ctx.target.key),
+                                      UploadId(ctx.target.Param("uploadId").value_or("")));
+}
+
+// <ChecksumCRC32>... for the checksum of `algorithm` among `sums`; nothing for "".
+void ChecksumElement(XmlWriter& xml, const std::vector<std::pair<std::string, std::string>>& sums,
+                     const std::string& algorithm) {
+  for (const auto& [name, value] : sums) {
+    if (name == algorithm) {
+      xml.Element("Checksum" + name, value);
+    }
+  }
+}
+
+void SetChecksumHeaders(ResponseHeader& header, const std::string& algorithm,
+                        const std::vector<std::pair<std::string, std::string>>& sums) {
+  for (const auto& [name, value] : sums) {
+    if (name == algorithm) {
+      header.set(storage::ChecksumHeaderName(*storage::ParseChecksumAlgorithm(name)), value);
+    }
+  }
+}
+
+}  // namespace
+
+HandlerResult CreateMultipartUpload(RequestContext& ctx) {
+  auto key_ok = CheckKeyLength(ctx);
+  if (!key_ok.ok()) {
+    co_return key_ok.error();
+  }
+  auto bucket = ExistingBucket(ctx);
+  if (!bucket.ok()) {
+    co_return bucket.error();
+  }
+  metadata::UploadRecord upload;
+  upload.owner = ctx.auth.principal.access_key;
+  upload.object.bucket = BucketName(ctx.target.bucket);
+  upload.object.key = ObjectKey(ctx.target.key);
+  auto described = DescribeFromHeaders(ctx, upload.object);
+  if (!described.ok()) {
+    co_return described.error();
+  }
+  std::string algorithm(ctx.Header("x-amz-checksum-algorithm"));
+  if (!algorithm.empty()) {
+    auto parsed = storage::ParseChecksumAlgorithm(algorithm);
+    if (!parsed) {
+      co_return Error(ErrorCode::kInvalidRequest, "Checksum algorithm provided is unsupported.");
+    }
+    algorithm = std::string(storage::ChecksumName(*parsed));
+  }
+  auto type =
+      storage::ResolveChecksumType(algorithm, std::string(ctx.Header("x-amz-checksum-type")));
+  if (!type.ok()) {
+    co_return type.error();
+  }
+  upload.checksum_algorithm = algorithm;
+  upload.checksum_type = *type;
+
+  auto& store = ctx.services.store;
+  auto created = co_await Offload(ctx.services.blocking_pool,
+                                  [&] { return store.CreateUpload(std::move(upload)); });
+  if (!created.ok()) {
+    co_return created.error();
+  }
+  ResponseHeader header;
+  if (!created->checksum_algorithm.empty()) {
+    header.set("x-amz-checksum-algorithm", created->checksum_algorithm);
+    header.set("x-amz-checksum-type", created->checksum_type);
+  }
+  XmlWriter xml("InitiateMultipartUploadResult");
+  xml.Element("Bucket", ctx.target.bucket)
+      .Element("Key", ctx.target.key)
+      .Element("UploadId", created->upload_id.view());
+  co_return co_await SendXml(ctx, 200, xml.Finish(), std::move(header));
+}
+
+HandlerResult UploadPart(RequestContext& ctx) {
+  auto number = PartNumberParam(ctx);
+  if (!number.ok()) {
+    co_return number.error();
+  }
+  auto expect = ExpectBody(ctx, storage::kMaxPartSize);
+  if (!expect.ok()) {
+    co_return expect.error();
+  }
+  auto upload = AddressedUpload(ctx);
+  if (!upload.ok()) {
+    co_return upload.error();
+  }
+  // The upload's algorithm is computed for every part, declared or not, so completion
+  // can combine it.
+  auto algorithms = expect->Algorithms();
+  if (auto algorithm = storage::ParseChecksumAlgorithm(upload->checksum_algorithm)) {
+    algorithms.push_back(*algorithm);
+  }
+  auto pending = ctx.services.store.BeginWrite(upload->object.bucket, algorithms);
+  if (!pending.ok()) {
+    co_return pending.error();
+  }
+  auto received = co_await ReceiveBody(ctx, std::move(*expect), **pending, storage::kMaxPartSize);
+  if (!received.ok()) {
+    co_return received.error();
+  }
+  auto& store = ctx.services.store;
+  auto part = co_await Offload(ctx.services.blocking_pool, [&] {
+    return store.CommitPart(std::move(*pending), *upload, *number);
+  });
+  if (!part.ok()) {
+    co_return part.error();
+  }
+  ResponseHeader header = std::move(*received);
+  header.set(http::field::etag, "\"" + part->etag + "\"");
+  SetChecksumHeaders(header, upload->checksum_algorithm, part->checksums);
+  co_return co_await SendEmpty(ctx, 200, std::move(header));
+}
+
+HandlerResult UploadPartCopy(RequestContext& ctx) {
+  auto number = PartNumberParam(ctx);
+  if (!number.ok()) {
+    co_return number.error();
+  }
+  auto upload = AddressedUpload(ctx);
+  if (!upload.ok()) {
+    co_return upload.error();
+  }
+  auto source = ReadCopySource(ctx);
+  if (!source.ok()) {
+    co_return source.error();
+  }
+  CopyRange range{0, source->size};
+  if (auto header = ctx.Header("x-amz-copy-source-range"); !header.empty()) {
+    auto parsed = ParseCopySourceRange(header, source->size);
+    if (!parsed.ok()) {
+      co_return parsed.error();
+    }
+    range = *parsed;
+  }
+  if (range.length > storage::kMaxPartSize) {
+    co_return Error(ErrorCode::kInvalidRequest,
+                    "The specified copy source is larger than the maximum allowable size for a "
+                    "copy source: 5368709120");
+  }
+  auto& store = ctx.services.store;
+  auto part = co_await Offload(ctx.services.blocking_pool, [&] {
+    return store.CopyPart(*source, range.first, range.length, *upload, *number);
+  });
+  if (!part.ok()) {
+    co_return part.error();
+  }
+  XmlWriter xml("CopyPartResult");
+  xml.Element("LastModified", FormatIso8601(part->last_modified_ms))
+      .Element("ETag", "\"" + part->etag + "\"");
+  ChecksumElement(xml, part->checksums, upload->checksum_algorithm);
+  co_return co_await SendXml(ctx, 200, xml.Finish());
+}
+
+HandlerResult CompleteMultipartUpload(RequestContext& ctx) {
+  auto body = co_await ReadSmallBody(ctx, kMaxCompleteBody);
+  if (!body.ok()) {
+    co_return body.error();
+  }
+  auto parts = ParseCompleteMultipartUpload(*body);
+  if (!parts.ok()) {
+    co_return parts.error();
+  }
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+  storage::CompletionRequest request;
+  request.parts = std::move(*parts);
+  for (auto algorithm : kAllChecksums) {
+    auto value = ctx.Header(storage::ChecksumHeaderName(algorithm));
+    if (!value.empty()) {
+      request.object_checksum.emplace(algorithm, std::string(value));
+    }
+  }
+  if (auto size = ctx.Header("x-amz-mp-object-size"); !size.empty()) {
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(size.data(), size.data() + size.size(), v);
+    if (ec != std::errc() || p != size.data() + size.size()) {
+      co_return Error(ErrorCode::kInvalidArgument, "Invalid x-amz-mp-object-size header");
+    }
+    request.object_size = v;
+  }
+  BucketName bucket(ctx.target.bucket);
+  ObjectKey key(ctx.target.key);
+  UploadId upload_id(ctx.target.Param("uploadId").value_or(""));
+  auto& store = ctx.services.store;
+  auto object = co_await Offload(ctx.services.blocking_pool, [&] {
+    return store.CompleteUpload(bucket, key, upload_id, request);
+  });
+  if (!object.ok()) {
+    co_return object.error();
+  }
+  XmlWriter xml("CompleteMultipartUploadResult");
+  xml.Element("Location", "/" + ctx.target.bucket + "/" + ctx.target.key)
+      .Element("Bucket", ctx.target.bucket)
+      .Element("Key", ctx.target.key)
+      .Element("ETag", "\"" + object->etag + "\"");
+  for (const auto& [name, value] : object->checksums) {
+    xml.Element("Checksum" + name, value);
+  }
+  xml.Element("ChecksumType", object->checksum_type);
+  co_return co_await SendXml(ctx, 200, xml.Finish());
+}
+
+HandlerResult AbortMultipartUpload(RequestContext& ctx) {
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+  BucketName bucket(ctx.target.bucket);
+  ObjectKey key(ctx.target.key);
+  UploadId upload_id(ctx.target.Param("uploadId").value_or(""));
+  auto& store = ctx.services.store;
+  auto aborted = co_await Offload(ctx.services.blocking_pool,
+                                  [&] { return store.AbortUpload(bucket, key, upload_id); });
+  if (!aborted.ok()) {
+    co_return aborted.error();
+  }
+  co_return co_await SendEmpty(ctx, 204);
+}
+
+HandlerResult ListParts(RequestContext& ctx) {
+  auto max_parts = CountParam(ctx, "max-parts", 1000, 1000);
+  if (!max_parts.ok()) {
+    co_return max_parts.error();
+  }
+  auto marker = CountParam(ctx, "part-number-marker", 0, storage::kMaxPartNumber);
+  if (!marker.ok()) {
+    co_return marker.error();
+  }
+  auto upload = AddressedUpload(ctx);
+  if (!upload.ok()) {
+    co_return upload.error();
+  }
+  auto page =
+      ctx.services.store.ListParts(*upload, static_cast<std::uint32_t>(*marker), *max_parts);
+  if (!page.ok()) {
+    co_return page.error();
+  }
+  XmlWriter xml("ListPartsResult");
+  xml.Element("Bucket", ctx.target.bucket)
+      .Element("Key", ctx.target.key)
+      .Element("UploadId", upload->upload_id.view());
+  xml.Open("Initiator").Element("ID", upload->owner).Element("DisplayName", upload->owner).Close();
+  xml.Open("Owner").Element("ID", upload->owner).Element("DisplayName", upload->owner).Close();
+  xml.Element("StorageClass", upload->object.storage_class)
+      .Element("PartNumberMarker", std::to_string(*marker));
+  if (!page->parts.empty()) {
+    xml.Element("NextPartNumberMarker", std::to_string(page->parts.back().number));
+  }
+  xml.Element("MaxParts", std::to_string(*max_parts))
+      .Element("IsTruncated", page->truncated ? "true" : "false");
+  if (!upload->checksum_algorithm.empty()) {
+    xml.Element("ChecksumAlgorithm", upload->checksum_algorithm)
+        .Element("ChecksumType", upload->checksum_type);
+  }
+  for (const auto& part : page->parts) {
+    xml.Open("Part")
+        .Element("PartNumber", std::to_string(part.number))
+        .Element("LastModified", FormatIso8601(part.last_modified_ms))
+        .Element("ETag", "\"" + part.etag + "\"")
+        .Element("Size", std::to_string(part.size));
+    ChecksumElement(xml, part.checksums, upload->checksum_algorithm);
+    xml.Close();
+  }
+  co_return co_await SendXml(ctx, 200, xml.Finish());
+}
+
+HandlerResult ListMultipartUploads(RequestContext& ctx) {
+  const auto& t = ctx.target;
+  std::string prefix(t.Param("prefix").value_or(""));
+  std::string delimiter(t.Param("delimiter").value_or(""));
+  std::string key_marker(t.Param("key-marker").value_or(""));
+  std::string upload_id_marker(key_marker.empty() ? "" : t.Param("upload-id-marker").value_or(""));
+  bool url_encode = false;
+  if (auto enc = t.Param("encoding-type")) {
+    if (*enc != "url") {
+      co_return Error(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
+    }
+    url_encode = true;
+  }
+  auto max_uploads = CountParam(ctx, "max-uploads", 1000, 1000);
+  if (!max_uploads.ok()) {
+    co_return max_uploads.error();
+  }
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+
+  // Walk the uploads, folding keys that share a delimited prefix into one CommonPrefix.
+  std::vector<metadata::UploadRecord> uploads;
+  std::vector<std::string> common_prefixes;
+  std::string cursor_key = key_marker;
+  std::string cursor_id = upload_id_marker;
+  bool truncated = false;
+  BucketName bucket(t.bucket);
+  while (!truncated) {
+    const std::size_t have = uploads.size() + common_prefixes.size();
+    auto page = ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id,
+                                               std::max<std::size_t>(*max_uploads - have, 1));
+    if (!page.ok()) {
+      co_return page.error();
+    }
+    if (page->uploads.empty()) {
+      break;
+    }
+    bool skipped = false;
+    for (auto& upload : page->uploads) {
+      const std::string& key = upload.object.key.str();
+      std::string rolled;
+      if (!delimiter.empty()) {
+        auto pos = key.find(delimiter, prefix.size());
+        if (pos != std::string::npos) {
+          rolled = key.substr(0, pos + delimiter.size());
+        }
+      }
+      if (uploads.size() + common_prefixes.size() >= *max_uploads) {
+        truncated = true;
+        break;
+      }
+      if (!rolled.empty()) {
+        common_prefixes.push_back(rolled);
+        // Skip every other upload under this prefix: keys are at most 1024 bytes.
+        cursor_key = rolled + std::string(1025, '\xff');
+        cursor_id.clear();
+        skipped = true;
+        break;
+      }
+      cursor_key = key;
+      cursor_id = upload.upload_id.str();
+      uploads.push_back(std::move(upload));
+    }
+    if (!skipped && !page->truncated) {
+      break;
+    }
+  }
+  if (!truncated && uploads.size() + common_prefixes.size() >= *max_uploads && *max_uploads > 0) {
+    auto more = ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id, 1);
+    if (!more.ok()) {
+      co_return more.error();
+    }
+    truncated = !more->uploads.empty();
+  }
+
+  auto enc = [&](const std::string& s) { return url_encode ? auth::UriEncode(s, false) : s; };
+  XmlWriter xml("ListMultipartUploadsResult");
+  xml.Element("Bucket", t.bucket)
+      .Element("KeyMarker", enc(key_marker))
+      .Element("UploadIdMarker", upload_id_marker);
+  if (truncated) {
+    const bool last_is_prefix =
+        !common_prefixes.empty() &&
+        (uploads.empty() || common_prefixes.back() > uploads.back().object.key.str());
+    xml.Element("NextKeyMarker",
+                enc(last_is_prefix ? common_prefixes.back() : uploads.back().object.key.str()))
+        .Element("NextUploadIdMarker", last_is_prefix ? "" : uploads.back().upload_id.str());
+  }
+  if (!delimiter.empty()) {
+    xml.Element("Delimiter", enc(delimiter));
+  }
+  xml.Element("Prefix", enc(prefix)).Element("MaxUploads", std::to_string(*max_uploads));
+  if (url_encode) {
+    xml.Element("EncodingType", "url");
+  }
+  xml.Element("IsTruncated", truncated ? "true" : "false");
+  for (const auto& upload : uploads) {
+    xml.Open("Upload")
+        .Element("Key", enc(upload.object.key.str()))
+        .Element("UploadId", upload.upload_id.view());
+    xml.Open("Initiator").Element("ID", upload.owner).Element("DisplayName", upload.owner).Close();
+    xml.Open("Owner").Element("ID", upload.owner).Element("DisplayName", upload.owner).Close();
+    xml.Element("StorageClass", upload.object.storage_class)
+        .Element("Initiated", FormatIso8601(upload.initiated_ms));
+    if (!upload.checksum_algorithm.empty()) {
+      xml.Element("ChecksumAlgorithm", upload.checksum_algorithm)
+          .Element("ChecksumType", upload.checksum_type);
+    }
+    xml.Close();
+  }
+  for (const auto& cp : common_prefixes) {
+    xml.Open("CommonPrefixes").Element("Prefix", enc(cp)).Close();
+  }
+  co_return co_await SendXml(ctx, 200, xml.Finish());
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,318 @@
+#include "gateway/handlers/object_io.h"
+
+#include <charconv>
+
+#include "auth/payload_decoder.h"
+#include "gateway/http_time.h"
+
+namespace strata::gateway {
+namespace {
+
+constexpr std::string_view kMetaPrefix = "x-amz-meta-";
+// Standard headers S3 stores with an object and returns on GET and HEAD.
+constexpr std::array<std::string_view, 5> kStoredHeaders = {
+    "cache-control", "content-disposition", "content-encoding", "content-language", "expires"};
+constexpr std::size_t kMaxUserMetadataBytes = 2048;
+
+// Drops "aws-chunked" from a Content-Encoding list: it describes the transfer, not the
+// object.
+std::string StripAwsChunked(std::string_view encoding) {
+  std::string out;
+  while (!encoding.empty()) {
+    auto comma = encoding.find(',');
+    std::string_view item = encoding.substr(0, comma);
+    encoding = comma == std::string_view::npos ? std::string_view() : encoding.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') {
+      item.remove_prefix(1);
+    }
+    while (!item.empty() && item.back() == ' ') {
+      item.remove_suffix(1);
+    }
+    if (item.empty() || item == "aws-chunked") {
+      continue;
+    }
+    if (!out.empty()) {
+      out += ',';
+    }
+    out += item;
+  }
+  return out;
+}
+
+// Which checksums the client declared, in headers, x-amz-trailer, or
+// x-amz-sdk-checksum-algorithm.
+Result<std::vector<ChecksumExpectation>> DeclaredChecksums(const RequestContext& ctx) {
+  std::vector<ChecksumExpectation> out;
+  for (auto algorithm : kAllChecksums) {
+    auto value = ctx.Header(storage::ChecksumHeaderName(algorithm));
+    if (!value.empty()) {
+      out.push_back({algorithm, std::string(value), false});
+    }
+  }
+  auto trailer = ctx.Header("x-amz-trailer");
+  if (!trailer.empty()) {
+    auto algorithm = Lower(trailer).starts_with("x-amz-checksum-")
+                         ? storage::ParseChecksumAlgorithm(trailer.substr(15))
+                         : std::nullopt;
+    if (!algorithm) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "The value specified in the x-amz-trailer header is not supported");
+    }
+    out.push_back({*algorithm, "", true});
+  }
+  if (out.size() > 1) {
+    return Error(
+        ErrorCode::kInvalidRequest,
+        "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.");
+  }
+  auto sdk = ctx.Header("x-amz-sdk-checksum-algorithm");
+  if (!sdk.empty()) {
+    auto algorithm = storage::ParseChecksumAlgorithm(sdk);
+    if (!algorithm) {
+      return Error(ErrorCode::kInvalidRequest,
+                   "Value for x-amz-sdk-checksum-algorithm header is invalid.");
+    }
+    if (out.empty()) {
+      return Error(ErrorCode::kInvalidRequest,
+                   "x-amz-sdk-checksum-algorithm specified, but no corresponding x-amz-checksum-* "
+                   "or x-amz-trailer headers were found.");
+    }
+    if (out.front().algorithm != *algorithm) {
+      return Error(ErrorCode::kInvalidRequest,
+                   "Value for x-amz-sdk-checksum-algorithm header is invalid.");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+Result<void> CheckKeyLength(const RequestContext& ctx) {
+  if (ctx.target.key.size() > kMaxKeyBytes) {
+    return Error(ErrorCode::kKeyTooLong, "Your key is too long");
+  }
+  return Ok();
+}
+
+Result<std::optional<std::string>> ExpectedMd5(const RequestContext& ctx) {
+  auto md5 = ctx.Header("content-md5");
+  if (md5.empty()) {
+    return std::optional<std::string>();
+  }
+  auto raw = storage::Base64Decode(md5);
+  if (!raw || raw->size() != 16) {
+    return Error(ErrorCode::kInvalidDigest, "The Content-MD5 you specified is not valid.");
+  }
+  return std::optional<std::string>(std::string(md5));
+}
+
+// Fills the record's descriptive fields from the request headers.
+Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectRecord& record) {
+  auto content_type = ctx.Header("content-type");
+  record.content_type = content_type.empty() ? "binary/octet-stream" : std::string(content_type);
+  std::size_t meta_bytes = 0;
+  for (const auto& field : ctx.request()) {
+    std::string name = Lower(field.name_string());
+    if (name.starts_with(kMetaPrefix)) {
+      std::string key = name.substr(kMetaPrefix.size());
+      meta_bytes += key.size() + field.value().size();
+      record.user_metadata.emplace_back(std::move(key), std::string(field.value()));
+    }
+  }
+  if (meta_bytes > kMaxUserMetadataBytes) {
+    return Error(ErrorCode::kMetadataTooLarge,
+                 "Your metadata headers exceed the maximum allowed metadata size.");
+  }
+  for (auto name : kStoredHeaders) {
+    std::string value(ctx.Header(name));
+    if (name == "content-encoding") {
+      value = StripAwsChunked(value);
+    }
+    if (!value.empty()) {
+      record.system_metadata.emplace_back(std::string(name), std::move(value));
+    }
+  }
+  auto storage_class = ctx.Header("x-amz-storage-class");
+  if (!storage_class.empty()) {
+    std::string sc(storage_class);
+    bool known = ctx.services.config.storage_classes.contains(sc) || sc == "HOT" || sc == "WARM" ||
+                 sc == "COLD";
+    if (!known) {
+      return Error(ErrorCode::kInvalidStorageClass, "The storage class you specified is not valid");
+    }
+    record.storage_class = sc;
+  }
+  return Ok();
+}
+
+void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& record,
+                       bool whole_object, ResponseHeader& header) {
+  header.set(http::field::etag, "\"" + record.etag + "\"");
+  header.set(http::field::last_modified, FormatHttpDate(record.last_modified_ms));
+  header.set(http::field::accept_ranges, "bytes");
+  header.set(http::field::content_type, record.content_type);
+  for (const auto& [name, value] : record.system_metadata) {
+    header.set(name, value);
+  }
+  for (const auto& [name, value] : record.user_metadata) {
+    header.set(std::string(kMetaPrefix) + name, value);
+  }
+  if (record.storage_class != "STANDARD") {
+    header.set("x-amz-storage-class", record.storage_class);
+  }
+  if (whole_object && ctx.Header("x-amz-checksum-mode") == "ENABLED") {
+    if (!record.checksums.empty()) {
+      header.set("x-amz-checksum-type", record.checksum_type);
+    }
+    for (const auto& [algorithm, value] : record.checksums) {
+      auto parsed = storage::ParseChecksumAlgorithm(algorithm);
+      if (parsed) {
+        header.set(storage::ChecksumHeaderName(*parsed), value);
+      }
+    }
+  }
+  // response-* query parameters override the stored headers (GET only in S3, but HEAD
+  // answering the same is harmless).
+  static constexpr std::pair<std::string_view, http::field> kOverrides[] = {
+      {"response-content-type", http::field::content_type},
+      {"response-content-language", http::field::content_language},
+      {"response-expires", http::field::expires},
+      {"response-cache-control", http::field::cache_control},
+      {"response-content-disposition", http::field::content_disposition},
+      {"response-content-encoding", http::field::content_encoding}};
+  for (const auto& [param, field] : kOverrides) {
+    if (auto value = ctx.target.Param(param)) {
+      header.set(field, *value);
+    }
+  }
+}
+
+std::vector<storage::ChecksumAlgorithm> BodyExpectations::Algorithms() const {
+  std::vector<storage::ChecksumAlgorithm> out;
+  for (const auto& c : checksums) {
+    out.push_back(c.algorithm);
+  }
+  return out;
+}
+
+Result<BodyExpectations> ExpectBody(const RequestContext& ctx, std::uint64_t max_size) {
+  BodyExpectations expect;
+  const bool streaming = ctx.auth.payload == auth::PayloadMode::kStreamingSigned ||
+                         ctx.auth.payload == auth::PayloadMode::kStreamingSignedTrailer ||
+                         ctx.auth.payload == auth::PayloadMode::kStreamingUnsignedTrailer;
+  const bool chunked = ctx.Header("transfer-encoding").find("chunked") != std::string_view::npos;
+  auto length_field = ctx.Header("content-length");
+  if (length_field.empty() && !chunked) {
+    return Error(ErrorCode::kMissingContentLength,
+                 "You must provide the Content-Length HTTP header.");
+  }
+  if (streaming) {
+    expect.size = ctx.auth.decoded_content_length;
+    if (expect.size < 0 && !chunked) {
+      return Error(ErrorCode::kMissingContentLength,
+                   "You must provide the x-amz-decoded-content-length header.");
+    }
+  } else if (!length_field.empty()) {
+    std::uint64_t v = 0;
+    auto [p, ec] =
+        std::from_chars(length_field.data(), length_field.data() + length_field.size(), v);
+    if (ec != std::errc() || p != length_field.data() + length_field.size()) {
+      return Error(ErrorCode::kInvalidArgument, "bad Content-Length");
+    }
+    expect.size = static_cast<std::int64_t>(v);
+  }
+  if (expect.size > static_cast<std::int64_t>(max_size)) {
+    return Error(ErrorCode::kEntityTooLarge,
+                 "Your proposed upload exceeds the maximum allowed object size.");
+  }
+  auto checksums = DeclaredChecksums(ctx);
+  if (!checksums.ok()) {
+    return std::move(checksums).error();
+  }
+  expect.checksums = std::move(checksums).value();
+  auto md5 = ExpectedMd5(ctx);
+  if (!md5.ok()) {
+    return std::move(md5).error();
+  }
+  expect.md5 = std::move(md5).value();
+  return expect;
+}
+
+boost::asio::awaitable<Result<ResponseHeader>> ReceiveBody(RequestContext& ctx,
+                                                           BodyExpectations expect,
+                                                           storage::PendingWrite& write,
+                                                           std::uint64_t max_size) {
+  auto decoder = auth::MakePayloadDecoder(ctx.auth);
+  std::vector<char> raw(kIoBlock);
+  std::string decoded;
+  decoded.reserve(kIoBlock);
+  for (;;) {
+    auto got = co_await ctx.exchange.ReadBody(std::span<char>(raw.data(), raw.size()));
+    if (!got.ok()) {
+      co_return got.error();
+    }
+    if (*got == 0) {
+      break;
+    }
+    decoded.clear();
+    auto fed = decoder->Feed(std::string_view(raw.data(), *got), decoded);
+    if (!fed.ok()) {
+      co_return fed.error();
+    }
+    if (write.size() + decoded.size() > max_size) {
+      co_return Error(ErrorCode::kEntityTooLarge,
+                      "Your proposed upload exceeds the maximum allowed object size.");
+    }
+    auto appended = write.Append(decoded);
+    if (!appended.ok()) {
+      co_return appended.error();
+    }
+  }
+  auto finished = decoder->Finish();
+  if (!finished.ok()) {
+    co_return finished.error();
+  }
+  if (expect.size >= 0 && write.size() != static_cast<std::uint64_t>(expect.size)) {
+    co_return Error(
+        ErrorCode::kIncompleteBody,
+        "You did not provide the number of bytes specified by the Content-Length HTTP header");
+  }
+  if (expect.md5 && write.Md5Base64() != *expect.md5) {
+    co_return Error(ErrorCode::kBadDigest,
+                    "The Content-MD5 you specified did not match what we received.");
+  }
+  ResponseHeader header;
+  for (auto& expectation : expect.checksums) {
+    std::string header_name(storage::ChecksumHeaderName(expectation.algorithm));
+    if (expectation.in_trailer) {
+      for (const auto& [name, value] : decoder->Trailers()) {
+        if (name == header_name) {
+          expectation.value = value;
+        }
+      }
+      if (expectation.value.empty()) {
+        co_return Error(ErrorCode::kInvalidRequest, "The trailer " + header_name + " is missing.");
+      }
+    }
+    auto actual = write.Checksum(expectation.algorithm);
+    if (!actual || *actual != expectation.value) {
+      co_return Error(ErrorCode::kBadDigest,
+                      "The " + std::string(storage::ChecksumName(expectation.algorithm)) +
+                          " you specified did not match the calculated checksum.");
+    }
+    header.set(header_name, expectation.value);
+  }
+  co_return header;
+}
+
+}  // namespace strata::gateway

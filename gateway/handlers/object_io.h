@@ -1,0 +1,72 @@
+// What the object and multipart handlers share (private to gateway/): how an object is
+// described by request headers and back into response headers, and how a request body
+// becomes verified object bytes.
+#pragma once
+
+#include <array>
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gateway/handlers/context.h"
+#include "metadata/records.h"
+#include "storage/checksum.h"
+#include "storage/object_store.h"
+
+namespace strata::gateway {
+
+inline constexpr std::size_t kMaxKeyBytes = 1024;
+inline constexpr std::uint64_t kMaxSinglePut = 5ull << 30;
+// Network and disk move in blocks of this size: the only per-request data buffer.
+inline constexpr std::size_t kIoBlock = 256 * 1024;
+inline constexpr std::array<storage::ChecksumAlgorithm, 5> kAllChecksums = {
+    storage::ChecksumAlgorithm::kCrc32, storage::ChecksumAlgorithm::kCrc32c,
+    storage::ChecksumAlgorithm::kCrc64Nvme, storage::ChecksumAlgorithm::kSha1,
+    storage::ChecksumAlgorithm::kSha256};
+
+std::string Lower(std::string_view s);
+
+// kKeyTooLong for keys over 1024 bytes.
+Result<void> CheckKeyLength(const RequestContext& ctx);
+
+// Fills content type, stored standard headers, x-amz-meta-* (kMetadataTooLarge past
+// 2 KiB) and storage class (kInvalidStorageClass) from the request headers.
+Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectRecord& record);
+// ETag, Last-Modified, content type, stored headers, metadata, storage class, and the
+// response-* overrides. Checksums only with x-amz-checksum-mode: ENABLED and
+// `whole_object` (a range's bytes are not what they describe).
+void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& record,
+                       bool whole_object, ResponseHeader& header);
+
+// Content-MD5 in base64, verified to be 16 bytes (kInvalidDigest); nullopt when absent.
+Result<std::optional<std::string>> ExpectedMd5(const RequestContext& ctx);
+
+struct ChecksumExpectation {
+  storage::ChecksumAlgorithm algorithm;
+  std::string value;  // from the header; empty when it comes in the trailer
+  bool in_trailer = false;
+};
+
+// What a body that becomes object bytes must be, from the request's headers.
+struct BodyExpectations {
+  std::int64_t size = -1;  // decoded length when known up front
+  std::vector<ChecksumExpectation> checksums;
+  std::optional<std::string> md5;  // Content-MD5, base64
+  // The algorithms to compute while receiving: the declared ones.
+  std::vector<storage::ChecksumAlgorithm> Algorithms() const;
+};
+// kMissingContentLength, kEntityTooLarge (over max_size), kInvalidDigest, and S3's
+// checksum-header rules (one checksum, x-amz-trailer, x-amz-sdk-checksum-algorithm).
+Result<BodyExpectations> ExpectBody(const RequestContext& ctx, std::uint64_t max_size);
+
+// Streams the body through the payload decoder into `write` in kIoBlock pieces, then
+// checks its length (kIncompleteBody), Content-MD5 and checksums from headers or
+// trailers (kBadDigest). Returns response headers echoing the verified checksums.
+boost::asio::awaitable<Result<ResponseHeader>> ReceiveBody(RequestContext& ctx,
+                                                           BodyExpectations expect,
+                                                           storage::PendingWrite& write,
+                                                           std::uint64_t max_size);
+
+}  // namespace strata::gateway

@@ -1,0 +1,220 @@
+// LocalObjectStore: multipart uploads. Each part is a data file of its own; completion
+// makes the parts the extents of the object, so no byte is copied again.
+#include <cstdio>
+#include <utility>
+
+#include "common/guard.h"
+#include "storage/local/local_object_store.h"
+
+namespace strata::storage {
+namespace {
+
+constexpr std::size_t kCopyBlock = 256 * 1024;
+
+// Upload ids start with the creation time (12 hex digits of milliseconds) so that a key's
+// uploads list oldest first, then 80 random bits.
+std::string NewUploadId(std::int64_t now_ms) {
+  char time_hex[13];
+  std::snprintf(time_hex, sizeof(time_hex), "%012llx",
+                static_cast<unsigned long long>(now_ms) & 0xffffffffffffULL);
+  return std::string(time_hex) + RandomHexId().substr(0, 20);
+}
+
+bool HasChecksum(const metadata::ObjectRecord& record, const std::string& algorithm) {
+  for (const auto& [name, value] : record.checksums) {
+    if (name == algorithm) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Error LocalObjectStore::NoSuchUpload() {
+  return Error(ErrorCode::kNoSuchUpload,
+               "The specified upload does not exist. The upload ID may be invalid, or the upload "
+               "may have been aborted or completed.");
+}
+
+Result<metadata::UploadRecord> LocalObjectStore::CreateUpload(metadata::UploadRecord upload) {
+  return GuardExceptions("create upload", [&]() -> Result<metadata::UploadRecord> {
+    upload.initiated_ms = NowMs();
+    upload.upload_id = UploadId(NewUploadId(upload.initiated_ms));
+    auto created = index_.CreateUpload(upload);
+    if (!created.ok()) {
+      if (created.error().code == ErrorCode::kNoSuchBucket) {
+        return NoSuchBucket(upload.object.bucket);
+      }
+      return std::move(created).error();
+    }
+    return upload;
+  });
+}
+
+Result<metadata::UploadRecord> LocalObjectStore::GetUpload(const BucketName& bucket,
+                                                           const ObjectKey& key,
+                                                           const UploadId& upload_id) {
+  auto upload = index_.GetUpload(bucket, key, upload_id);
+  if (!upload.ok() && upload.error().code == ErrorCode::kNotFound) {
+    return NoSuchUpload();
+  }
+  return upload;
+}
+
+Result<metadata::PartRecord> LocalObjectStore::StorePart(metadata::PartRecord part,
+                                                         const metadata::UploadRecord& upload) {
+  auto replaced = index_.PutPart(upload.object.bucket, upload.object.key, upload.upload_id, part);
+  if (!replaced.ok()) {
+    RemoveQuietly(part.location);
+    if (replaced.error().code == ErrorCode::kNotFound) {
+      return NoSuchUpload();  // completed or aborted while the part was on its way
+    }
+    return std::move(replaced).error();
+  }
+  if (replaced->has_value() && (*replaced)->location != part.location) {
+    RemoveParts({**replaced});
+  }
+  return part;
+}
+
+Result<metadata::PartRecord> LocalObjectStore::CommitPart(std::unique_ptr<PendingWrite> write,
+                                                          const metadata::UploadRecord& upload,
+                                                          std::uint32_t number) {
+  return GuardExceptions("commit part", [&]() -> Result<metadata::PartRecord> {
+    auto* pending = dynamic_cast<LocalPendingWrite*>(write.get());
+    if (pending == nullptr || pending->failed()) {
+      return Error(ErrorCode::kInternal, "CommitPart of a foreign or failed write");
+    }
+    metadata::PartRecord part;
+    part.number = number;
+    part.size = pending->size();
+    part.etag = pending->Md5Hex();
+    part.last_modified_ms = NowMs();
+    part.checksums = pending->AllChecksums();
+    part.tier = tier_->name();
+    part.location = pending->file().id();
+    STRATA_RETURN_IF_ERROR(tier_->Promote(pending->file()));
+    return StorePart(std::move(part), upload);
+  });
+}
+
+Result<metadata::PartRecord> LocalObjectStore::CopyPart(const metadata::ObjectRecord& source,
+                                                        std::uint64_t first, std::uint64_t length,
+                                                        const metadata::UploadRecord& upload,
+                                                        std::uint32_t number) {
+  return GuardExceptions("copy part", [&]() -> Result<metadata::PartRecord> {
+    const metadata::Placement* placement = LocalPlacement(source);
+    if (placement == nullptr) {
+      return Error(ErrorCode::kUnavailable, "object has no copy on tier " + tier_->name());
+    }
+    // A whole single-file object whose checksums the upload needs: share its bytes.
+    const bool whole =
+        first == 0 && length == source.size && source.parts.empty() &&
+        placement->extents.size() == 1 &&
+        (upload.checksum_algorithm.empty() || HasChecksum(source, upload.checksum_algorithm));
+    if (whole) {
+      auto linked = tier_->Link(placement->extents[0].location);
+      if (!linked.ok()) {
+        if (linked.error().code == ErrorCode::kNotFound) {
+          return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+        }
+        return std::move(linked).error();
+      }
+      metadata::PartRecord part{number,           source.size,   source.etag, NowMs(),
+                                source.checksums, tier_->name(), *linked};
+      return StorePart(std::move(part), upload);
+    }
+    // Otherwise the range is copied through a bounded buffer.
+    auto reader = OpenObject(source);
+    if (!reader.ok()) {
+      return std::move(reader).error();
+    }
+    std::vector<ChecksumAlgorithm> algorithms;
+    if (auto algorithm = ParseChecksumAlgorithm(upload.checksum_algorithm)) {
+      algorithms.push_back(*algorithm);
+    }
+    auto pending = BeginWrite(upload.object.bucket, algorithms);
+    if (!pending.ok()) {
+      return std::move(pending).error();
+    }
+    std::vector<char> block(kCopyBlock);
+    for (std::uint64_t offset = first; offset < first + length;) {
+      const auto want =
+          static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), first + length - offset));
+      auto n = (*reader)->Read(offset, std::span<char>(block.data(), want));
+      if (!n.ok()) {
+        return std::move(n).error();
+      }
+      if (*n == 0) {
+        return Error(ErrorCode::kCorruption, "object data is shorter than its record");
+      }
+      STRATA_RETURN_IF_ERROR((*pending)->Append(std::string_view(block.data(), *n)));
+      offset += *n;
+    }
+    return CommitPart(std::move(pending).value(), upload, number);
+  });
+}
+
+Result<metadata::ListPartsPage> LocalObjectStore::ListParts(const metadata::UploadRecord& upload,
+                                                            std::uint32_t after,
+                                                            std::size_t max_parts) {
+  return index_.ListParts(upload.upload_id, after, max_parts);
+}
+
+Result<metadata::ListUploadsPage> LocalObjectStore::ListUploads(const BucketName& bucket,
+                                                                const std::string& prefix,
+                                                                const std::string& key_marker,
+                                                                const std::string& upload_id_marker,
+                                                                std::size_t max_uploads) {
+  auto page = index_.ListUploads(bucket, prefix, key_marker, upload_id_marker, max_uploads);
+  if (!page.ok() && page.error().code == ErrorCode::kNoSuchBucket) {
+    return NoSuchBucket(bucket);
+  }
+  return page;
+}
+
+Result<metadata::ObjectRecord> LocalObjectStore::CompleteUpload(const BucketName& bucket,
+                                                                const ObjectKey& key,
+                                                                const UploadId& upload_id,
+                                                                const CompletionRequest& request) {
+  return GuardExceptions("complete upload", [&]() -> Result<metadata::ObjectRecord> {
+    const std::int64_t now = NowMs();
+    auto done = index_.CompleteUpload(
+        bucket, key, upload_id,
+        [&](const metadata::UploadRecord& upload, const std::vector<metadata::PartRecord>& parts) {
+          return BuildUploadedObject(upload, parts, request, now);
+        });
+    if (!done.ok()) {
+      if (done.error().code == ErrorCode::kNotFound) {
+        return NoSuchUpload();
+      }
+      if (done.error().code == ErrorCode::kNoSuchBucket) {
+        return NoSuchBucket(bucket);
+      }
+      return std::move(done).error();
+    }
+    RemoveParts(done->unused_parts);
+    if (done->replaced) {
+      RemoveData(*done->replaced, "");
+    }
+    return std::move(done->object);
+  });
+}
+
+Result<void> LocalObjectStore::AbortUpload(const BucketName& bucket, const ObjectKey& key,
+                                           const UploadId& upload_id) {
+  return GuardExceptions("abort upload", [&]() -> Result<void> {
+    auto parts = index_.AbortUpload(bucket, key, upload_id);
+    if (!parts.ok()) {
+      if (parts.error().code == ErrorCode::kNotFound) {
+        return NoSuchUpload();
+      }
+      return std::move(parts).error();
+    }
+    RemoveParts(*parts);
+    return Ok();
+  });
+}
+
+}  // namespace strata::storage

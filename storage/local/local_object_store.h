@@ -1,0 +1,85 @@
+// LocalObjectStore: the ObjectStore on one local hot tier and the index (private to
+// storage/). Objects: local_object_store.cc; copies: local_copy.cc; multipart uploads:
+// local_multipart.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "metadata/index.h"
+#include "storage/local/local_io.h"
+#include "storage/local/local_tier.h"
+#include "storage/object_store.h"
+
+namespace strata::storage {
+
+class LocalObjectStore final : public ObjectStore {
+ public:
+  LocalObjectStore(std::unique_ptr<LocalTier> tier, metadata::Index& index)
+      : tier_(std::move(tier)), index_(index) {}
+
+  Result<metadata::BucketRecord> CreateBucket(const BucketName& name, const std::string& owner,
+                                              const std::string& region) override;
+  Result<metadata::BucketRecord> GetBucket(const BucketName& name) override;
+  Result<void> DeleteBucket(const BucketName& name) override;
+  Result<std::vector<metadata::BucketRecord>> ListBuckets() override;
+
+  Result<std::unique_ptr<PendingWrite>> BeginWrite(
+      const BucketName& bucket, const std::vector<ChecksumAlgorithm>& checksums) override;
+  using ObjectStore::CommitWrite;
+  Result<metadata::ObjectRecord> CommitWrite(std::unique_ptr<PendingWrite> write,
+                                             metadata::ObjectRecord record,
+                                             const metadata::WriteCondition& condition) override;
+  Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,
+                                            const ObjectKey& key) override;
+  Result<std::unique_ptr<ObjectReader>> OpenObject(const metadata::ObjectRecord& record) override;
+  Result<void> DeleteObject(const BucketName& bucket, const ObjectKey& key) override;
+  Result<metadata::ObjectRecord> CopyObject(const metadata::ObjectRecord& source,
+                                            metadata::ObjectRecord record) override;
+
+  Result<metadata::UploadRecord> CreateUpload(metadata::UploadRecord upload) override;
+  Result<metadata::UploadRecord> GetUpload(const BucketName& bucket, const ObjectKey& key,
+                                           const UploadId& upload_id) override;
+  Result<metadata::PartRecord> CommitPart(std::unique_ptr<PendingWrite> write,
+                                          const metadata::UploadRecord& upload,
+                                          std::uint32_t number) override;
+  Result<metadata::PartRecord> CopyPart(const metadata::ObjectRecord& source, std::uint64_t first,
+                                        std::uint64_t length, const metadata::UploadRecord& upload,
+                                        std::uint32_t number) override;
+  Result<metadata::ListPartsPage> ListParts(const metadata::UploadRecord& upload,
+                                            std::uint32_t after, std::size_t max_parts) override;
+  Result<metadata::ListUploadsPage> ListUploads(const BucketName& bucket, const std::string& prefix,
+                                                const std::string& key_marker,
+                                                const std::string& upload_id_marker,
+                                                std::size_t max_uploads) override;
+  Result<metadata::ObjectRecord> CompleteUpload(const BucketName& bucket, const ObjectKey& key,
+                                                const UploadId& upload_id,
+                                                const CompletionRequest& request) override;
+  Result<void> AbortUpload(const BucketName& bucket, const ObjectKey& key,
+                           const UploadId& upload_id) override;
+
+ private:
+  static Error NoSuchBucket(const BucketName& name);
+  static Error NoSuchUpload();
+
+  // The extents of `record` on this tier; nullptr when it has no copy here.
+  const metadata::Placement* LocalPlacement(const metadata::ObjectRecord& record) const;
+  // Stores a promoted data file as part `number` of `upload`, freeing the part it
+  // replaces; removes the file when the upload is gone.
+  Result<metadata::PartRecord> StorePart(metadata::PartRecord part,
+                                         const metadata::UploadRecord& upload);
+
+  // Frees the bytes of a version no longer in the index, except `keep`. A failure only
+  // leaks a file (found later by the orphan sweep), so it is logged, not returned.
+  void RemoveData(const metadata::ObjectRecord& old, const std::string& keep);
+  void RemoveParts(const std::vector<metadata::PartRecord>& parts);
+  void RemoveQuietly(const std::string& id);
+
+  std::unique_ptr<LocalTier> tier_;
+  metadata::Index& index_;
+};
+
+std::int64_t NowMs();
+
+}  // namespace strata::storage
