@@ -13,7 +13,10 @@ BUILD_PKGS=(
   libspdlog-dev libfmt-dev libpugixml-dev libgtest-dev libgmock-dev
   libibverbs-dev librdmacm-dev
 )
-TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli openssl clang-format-16)
+# s3fs mounts through FUSE 2 (its `fuse` dependency brings fusermount); rclone and s3fs
+# are real clients the e2e tests drive.
+TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli openssl clang-format-16
+           s3fs fuse rclone)
 
 want=("${BUILD_PKGS[@]}")
 for arg in "$@"; do

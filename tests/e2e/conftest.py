@@ -332,14 +332,14 @@ def strata_factory(tmp_path):
 
 def make_client(srv, access_key=None, secret_key=None, signature_version="s3v4", region=None,
                 **config_kwargs):
-    """A boto3 S3 client for `srv`: path-style, SigV4 (unless asked), no retries."""
-    cfg = botocore.config.Config(
-        signature_version=signature_version,
-        s3={"addressing_style": "path"},
-        retries={"max_attempts": 1, "mode": "standard"},
-        connect_timeout=10,
-        read_timeout=300,
-        **config_kwargs)
+    """A boto3 S3 client for `srv`: path-style, SigV4 (unless asked), at most one retry
+    (botocore's max_attempts counts retries; pass retries={"total_max_attempts": 1} for
+    none). config_kwargs override any of these botocore Config options."""
+    options = dict(signature_version=signature_version, s3={"addressing_style": "path"},
+                   retries={"max_attempts": 1, "mode": "standard"},
+                   connect_timeout=10, read_timeout=300)
+    options.update(config_kwargs)
+    cfg = botocore.config.Config(**options)
     return boto3.session.Session().client(
         "s3",
         endpoint_url=srv.endpoint,
@@ -471,16 +471,17 @@ def aws_clis():
 
 
 def run_aws(cli, srv, args, tmp_path, timeout=900, access_key=None, secret_key=None,
-            check=True):
+            check=True, multipart_threshold="5GB", multipart_chunksize="1GB"):
     """Runs `<cli> --endpoint-url <srv> <args>` with credentials in the environment and a
-    private config file (path-style; multipart only above 5GB so `s3 cp` does one PUT)."""
+    private config file (path-style). By default multipart starts only above 5GB so `s3 cp`
+    does one PUT; pass e.g. multipart_threshold="8MB" to exercise multipart uploads."""
     cfg = pathlib.Path(tmp_path) / "aws-config"
     cfg.write_text("[default]\n"
                    f"region = {srv.region}\n"
                    "s3 =\n"
                    "  addressing_style = path\n"
-                   "  multipart_threshold = 5GB\n"
-                   "  multipart_chunksize = 1GB\n")
+                   f"  multipart_threshold = {multipart_threshold}\n"
+                   f"  multipart_chunksize = {multipart_chunksize}\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update({
         "AWS_ACCESS_KEY_ID": access_key or srv.access_key,
@@ -681,6 +682,59 @@ def sha256_stream(body, block=1 << 20, out_path=None):
         if f:
             f.close()
     return h.hexdigest(), n
+
+
+# Names real datasets have and naive URL or path handling breaks: spaces, non-ASCII
+# letters, characters that are special in URLs ('+', '%', '&', '=') and in shells.
+AWKWARD_NAMES = ("with space.txt", "ünïcødé-日本語.txt", "emoji-\U0001F600.bin", "a+b=c&d.txt",
+                 "percent%20sign.txt", "semi;colon,comma.txt", "(parens) [brackets].txt")
+
+
+def write_tree(root, rng, small_files=300, mib_files=3):
+    """Writes a tree like a small dataset under `root`: `small_files` files of 1..4096
+    random bytes in nested directories, empty files, files of a few MiB, and awkward names.
+    Returns {relative posix path: sha256}."""
+    root = pathlib.Path(root)
+    files = {}
+
+    def put(rel, data):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        files[rel] = hashlib.sha256(data).hexdigest()
+
+    for i in range(small_files):
+        put(f"shard-{i % 4}/part {i % 7}/sample-{i:04d}.bin", rng.randbytes(rng.randint(1, 4096)))
+    for i in range(4):
+        put(f"empty/e{i}", b"")
+    put("shard-0/part 0/empty file", b"")
+    for i in range(mib_files):
+        put(f"blobs/blob-{i}.bin", rng.randbytes((i + 1) * 1024 * 1024 + rng.randint(0, 4095)))
+    for i, name in enumerate(AWKWARD_NAMES):
+        put(f"names/dir with space/{name}", rng.randbytes(100 + i))
+        put(f"names/ünï dir/{name}", rng.randbytes(200 + i))
+    return files
+
+
+def tree_digests(root):
+    """{relative posix path: sha256} of every regular file under `root`."""
+    root = pathlib.Path(root)
+    return {p.relative_to(root).as_posix(): sha256_file(p)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def listed_sizes(client, bucket, prefix=""):
+    """{key: Size} of every object under `prefix`, following continuation tokens."""
+    out, token = {}, None
+    while True:
+        kw = {"Bucket": bucket, "Prefix": prefix}
+        if token:
+            kw["ContinuationToken"] = token
+        page = client.list_objects_v2(**kw)
+        out.update((o["Key"], o["Size"]) for o in page.get("Contents", []))
+        if not page.get("IsTruncated"):
+            return out
+        token = page["NextContinuationToken"]
 
 
 class Background(threading.Thread):
