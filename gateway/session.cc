@@ -82,9 +82,9 @@ class Session final : public Exchange {
   void CloseAfterResponse() override { keep_alive_ = false; }
 
   asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) override {
-    if (parser_->is_done()) {
-      co_return std::size_t{0};
-    }
+    // Sent even for an empty body: botocore, told to expect "100 Continue", reads the
+    // final response as if it were the 100 and falls out of step with the connection
+    // (boto/botocore#3755).
     if (!continue_sent_ && ExpectsContinue()) {
       continue_sent_ = true;
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -93,6 +93,9 @@ class Session final : public Exchange {
       if (ec) {
         co_return Error(ErrorCode::kIncompleteBody, "connection lost");
       }
+    }
+    if (parser_->is_done()) {
+      co_return std::size_t{0};
     }
     while (!parser_->is_done()) {
       auto& body = parser_->get().body();
@@ -182,11 +185,12 @@ class Session final : public Exchange {
       if (!remaining || *remaining > kMaxDrain || parser_->chunked()) {
         keep_alive_ = false;
       }
-      // A client waiting for "100 Continue" gets a final answer instead and will not
-      // send the body (or sends it later): either way the stream is no longer in step.
-      if (ExpectsContinue() && !continue_sent_) {
-        keep_alive_ = false;
-      }
+    }
+    // A client waiting for "100 Continue" gets a final answer instead and will not send
+    // the body (or sends it later, or, like botocore, misreads the next response even
+    // when the body is empty): either way the stream is no longer in step.
+    if (ExpectsContinue() && !continue_sent_) {
+      keep_alive_ = false;
     }
     if (core_.stopping) {
       keep_alive_ = false;
