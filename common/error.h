@@ -28,6 +28,7 @@ enum class ErrorCode {
   // Buckets and objects.
   kNoSuchBucket,
   kNoSuchKey,
+  kNoSuchVersion,
   kBucketAlreadyExists,  // someone else owns it
   kBucketAlreadyOwnedByYou,
   kBucketNotEmpty,

@@ -40,9 +40,6 @@ constexpr std::string_view kUnsupportedSubresources[] = {"accelerate",
                                                          "select",
                                                          "tagging",
                                                          "torrent",
-                                                         "versionId",
-                                                         "versioning",
-                                                         "versions",
                                                          "website",
                                                          "renameObject",
                                                          "session"};
@@ -81,7 +78,8 @@ HandlerResult Route(RequestContext& ctx) {
     }
     co_return MethodNotAllowed();
   }
-  bool creating_bucket = t.key.empty() && verb == http::verb::put;
+  // PUT on a bucket creates it, unless it configures a sub-resource of an existing one.
+  bool creating_bucket = t.key.empty() && verb == http::verb::put && !t.HasParam("versioning");
   if (!creating_bucket) {
     // A missing bucket is left to the handler, which answers NoSuchBucket.
     auto bucket = ctx.services.store.GetBucket(BucketName(t.bucket));
@@ -103,6 +101,9 @@ HandlerResult Route(RequestContext& ctx) {
   if (t.key.empty()) {
     switch (verb) {
       case http::verb::put:
+        if (t.HasParam("versioning")) {
+          co_return co_await PutBucketVersioning(ctx);
+        }
         co_return co_await CreateBucket(ctx);
       case http::verb::head:
         co_return co_await HeadBucket(ctx);
@@ -114,6 +115,12 @@ HandlerResult Route(RequestContext& ctx) {
         }
         if (t.HasParam("uploads")) {
           co_return co_await ListMultipartUploads(ctx);
+        }
+        if (t.HasParam("versioning")) {
+          co_return co_await GetBucketVersioning(ctx);
+        }
+        if (t.HasParam("versions")) {
+          co_return co_await ListObjectVersions(ctx);
         }
         co_return co_await ListObjects(ctx);
       case http::verb::post:
@@ -179,14 +186,14 @@ std::string ErrorXml(const Error& error, std::string_view s3code, const RequestC
   return xml.Finish();
 }
 
-asio::awaitable<void> SendError(Exchange& exchange, const Error& error, const RequestContext* ctx) {
+asio::awaitable<void> SendError(Exchange& exchange, const Error& error, const RequestContext* ctx,
+                                ResponseHeader header = {}) {
   if (exchange.response_started()) {
     // Too late for an error document: end the connection so the client sees a failure.
     exchange.CloseAfterResponse();
     co_return;
   }
   auto info = LookupS3Error(error.code);
-  ResponseHeader header;
   header.result(info.status);
   std::string body;
   if (exchange.request().method() != http::verb::head) {
@@ -203,6 +210,11 @@ asio::awaitable<void> SendError(Exchange& exchange, const Error& error, const Re
 }
 
 }  // namespace
+
+HandlerResult SendS3Error(RequestContext& ctx, const Error& error, ResponseHeader header) {
+  co_await SendError(ctx.exchange, error, &ctx, std::move(header));
+  co_return Ok();
+}
 
 asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
   auto started = std::chrono::steady_clock::now();

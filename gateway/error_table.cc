@@ -62,6 +62,8 @@ S3ErrorInfo LookupS3Error(ErrorCode code) {
       return {400, "InvalidStorageClass"};
     case ErrorCode::kMethodNotAllowed:
       return {405, "MethodNotAllowed"};
+    case ErrorCode::kNoSuchVersion:
+      return {404, "NoSuchVersion"};
     case ErrorCode::kNoSuchUpload:
       return {404, "NoSuchUpload"};
     case ErrorCode::kInvalidPart:

@@ -181,6 +181,38 @@ std::string Unquoted(std::string_view etag) {
 
 }  // namespace
 
+Result<std::string> ParseVersioningConfiguration(std::string_view body) {
+  pugi::xml_document doc;
+  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
+    return Malformed();
+  }
+  auto root = SingleRoot(doc, "VersioningConfiguration");
+  if (!root) {
+    return Malformed();
+  }
+  std::string status;
+  for (auto child : root.children()) {
+    if (child.type() != pugi::node_element) {
+      continue;
+    }
+    std::string_view name = child.name();
+    std::string_view value = child.child_value();
+    if (name == "Status" && (value == "Enabled" || value == "Suspended")) {
+      status = std::string(value);
+    } else if (name == "MfaDelete" && value == "Disabled") {
+      continue;
+    } else if (name == "MfaDelete" && value == "Enabled") {
+      return Error(ErrorCode::kNotImplemented, "MFA delete is not supported");
+    } else {
+      return Malformed();
+    }
+  }
+  if (status.empty()) {
+    return Malformed();
+  }
+  return status;
+}
+
 Result<std::vector<storage::CompletedPart>> ParseCompleteMultipartUpload(std::string_view body) {
   pugi::xml_document doc;
   if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {

@@ -47,6 +47,12 @@ struct DeleteRequest {
 // kMalformedXml for anything else, no objects, more than 1000, or an object without a key.
 Result<DeleteRequest> ParseDeleteRequest(std::string_view body);
 
+// PutBucketVersioning's body: <VersioningConfiguration><Status>Enabled|Suspended</Status>
+// <MfaDelete>Disabled</MfaDelete>?</VersioningConfiguration>; returns the status.
+// kMalformedXml for anything else (including a missing Status); kNotImplemented for
+// MfaDelete Enabled.
+Result<std::string> ParseVersioningConfiguration(std::string_view body);
+
 // CompleteMultipartUpload's request body: <CompleteMultipartUpload><Part><PartNumber/>
 // <ETag/><ChecksumCRC32/>...</Part>*</CompleteMultipartUpload>, ETags unquoted. Order is
 // kept as sent (the rules are checked later). kMalformedXml for anything else, a part

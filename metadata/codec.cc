@@ -156,6 +156,7 @@ std::string EncodeBucket(const BucketRecord& bucket) {
   e.PutString(bucket.owner);
   e.PutSignedVarint(bucket.created_ms);
   e.PutString(bucket.region);
+  e.PutString(bucket.versioning);  // format 2
   return std::move(e).Finish();
 }
 
@@ -163,8 +164,10 @@ Result<BucketRecord> DecodeBucket(std::string_view bytes) {
   Decoder d(bytes);
   BucketRecord b;
   std::string name;
-  if (!GetFormat(d, kBucketFormat) || !d.GetString(&name) || !d.GetString(&b.owner) ||
-      !d.GetSignedVarint(&b.created_ms) || !d.GetString(&b.region) || !d.done()) {
+  std::uint8_t format = 0;
+  if (!d.GetByte(&format) || format < 1 || format > kBucketFormat || !d.GetString(&name) ||
+      !d.GetString(&b.owner) || !d.GetSignedVarint(&b.created_ms) || !d.GetString(&b.region) ||
+      (format >= 2 && !d.GetString(&b.versioning)) || !d.done()) {
     return Corrupt("bucket");
   }
   b.name = BucketName(std::move(name));
@@ -193,6 +196,7 @@ void PutObjectFields(Encoder& e, const ObjectRecord& o) {
     }
   }
   // Format 2 from here.
+  e.PutByte(o.delete_marker ? 1 : 0);
   e.PutString(o.checksum_type);
   e.PutVarint(o.parts.size());
   for (const auto& part : o.parts) {
@@ -268,9 +272,12 @@ bool GetObjectFields(Decoder& d, std::uint8_t format, ObjectRecord* o) {
     return false;
   }
   o->version_id = VersionId(std::move(version_id));
-  if (format >= 2 && (!d.GetString(&o->checksum_type) || !GetParts(d, &o->parts))) {
+  std::uint8_t marker = 0;
+  if (format >= 2 && (!d.GetByte(&marker) || marker > 1 || !d.GetString(&o->checksum_type) ||
+                      !GetParts(d, &o->parts))) {
     return false;
   }
+  o->delete_marker = marker == 1;
   return true;
 }
 

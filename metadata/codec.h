@@ -19,7 +19,7 @@
 
 namespace strata::metadata {
 
-inline constexpr std::uint8_t kBucketFormat = 1;
+inline constexpr std::uint8_t kBucketFormat = 2;
 inline constexpr std::uint8_t kObjectFormat = 2;
 inline constexpr std::uint8_t kUserFormat = 1;
 inline constexpr std::uint8_t kUploadFormat = 1;

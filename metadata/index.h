@@ -35,6 +35,18 @@ struct ListObjectsPage {
   bool truncated = false;
 };
 
+// One row of ListObjectVersions: a version or delete marker, and whether it is the
+// key's newest.
+struct VersionEntry {
+  ObjectRecord record;
+  bool latest = false;
+};
+
+struct ListVersionsPage {
+  std::vector<VersionEntry> versions;
+  bool truncated = false;
+};
+
 struct ListUploadsPage {
   std::vector<UploadRecord> uploads;
   bool truncated = false;
@@ -73,18 +85,39 @@ class Index {
   virtual Result<std::vector<PartRecord>> DeleteBucket(const BucketName& name) = 0;
   virtual Result<std::vector<BucketRecord>> ListBuckets() = 0;
 
-  // Objects (current versions). PutObject fails with kNoSuchBucket when the bucket is
-  // gone; on success returns the record it replaced, so the caller can free its bytes.
+  // Sets a bucket's versioning state, "Enabled" or "Suspended". kNoSuchBucket.
+  virtual Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) = 0;
+
+  // Objects. Each key has a stack of versions, newest first; in an unversioned bucket one,
+  // with id "null". PutObject adds `object` as the newest version; a version with the
+  // same id (only "null" is ever reused) is replaced and returned, so the caller can free
+  // its bytes. Conditions look at the newest version, a delete marker counting as none.
+  // Fails with kNoSuchBucket when the bucket is gone.
   virtual Result<std::optional<ObjectRecord>> PutObject(const ObjectRecord& object,
                                                         const WriteCondition& condition) = 0;
   Result<std::optional<ObjectRecord>> PutObject(const ObjectRecord& object) {
     return PutObject(object, WriteCondition{});
   }
+  // The newest version (possibly a delete marker); kNotFound when the key has none.
   virtual Result<ObjectRecord> GetObject(const BucketName& bucket, const ObjectKey& key) = 0;
-  // Removes the current version; returns it (nullopt when there was none).
+  // Removes the newest version (unversioned buckets); returns it (nullopt when none).
   virtual Result<std::optional<ObjectRecord>> DeleteObject(const BucketName& bucket,
                                                            const ObjectKey& key) = 0;
-  // Keys > start_after that begin with prefix, in key order, at most max_keys.
+  // One version by id; kNotFound when the key has no such version.
+  virtual Result<ObjectRecord> GetVersion(const BucketName& bucket, const ObjectKey& key,
+                                          const VersionId& version_id) = 0;
+  // Removes one version for good and returns it; kNotFound when absent.
+  virtual Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
+                                             const VersionId& version_id) = 0;
+  // Every version and delete marker of keys that start with `prefix`, in (key, newest
+  // first) order, after (key_marker, version_id_marker) (an empty version_id_marker
+  // skips all of key_marker's versions), at most max_versions.
+  virtual Result<ListVersionsPage> ListVersions(const BucketName& bucket, const std::string& prefix,
+                                                const std::string& key_marker,
+                                                const std::string& version_id_marker,
+                                                std::size_t max_versions) = 0;
+  // Keys > start_after that begin with prefix and whose newest version is not a delete
+  // marker, with that version, in key order, at most max_keys.
   virtual Result<ListObjectsPage> ListObjects(const BucketName& bucket, const std::string& prefix,
                                               const std::string& start_after,
                                               std::size_t max_keys) = 0;

@@ -15,6 +15,8 @@ struct BucketRecord {
   std::string owner;            // access key of the creator
   std::int64_t created_ms = 0;  // Unix epoch milliseconds
   std::string region;           // LocationConstraint ("" means us-east-1)
+  // S3 versioning: "" (never enabled), "Enabled" or "Suspended"; never back to "".
+  std::string versioning = {};
 };
 
 // A run of an object's bytes stored as one unit on a tier.
@@ -42,7 +44,10 @@ struct ObjectPart {
 struct ObjectRecord {
   BucketName bucket;
   ObjectKey key;
-  VersionId version_id;  // "null" in unversioned buckets
+  VersionId version_id;  // "null" in unversioned buckets (and for versions written while
+                         // versioning is suspended)
+  // A delete marker: a version with no bytes that makes the key look deleted.
+  bool delete_marker = false;
   std::uint64_t size = 0;
   std::string etag;  // without quotes: hex MD5, or "<hex>-N" for multipart
   std::int64_t last_modified_ms = 0;

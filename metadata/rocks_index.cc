@@ -298,12 +298,13 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const ObjectRecord&
   if (!current.ok()) {
     return std::move(current).error();
   }
-  if (condition.if_absent && current->has_value()) {
+  const bool exists = current->has_value() && !(*current)->record.delete_marker;
+  if (condition.if_absent && exists) {
     return Error(ErrorCode::kPreconditionFailed,
                  "At least one of the pre-conditions you specified did not hold");
   }
   if (condition.if_etag) {
-    if (!current->has_value()) {
+    if (!exists) {
       return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
     }
     if ((*current)->record.etag != *condition.if_etag) {
@@ -311,12 +312,24 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const ObjectRecord&
                    "At least one of the pre-conditions you specified did not hold");
     }
   }
-  // Unversioned: the new row replaces the current one. Each committed write advances
-  // RocksDB's sequence, so under the key lock every new row sorts before the old.
+  // The version this one replaces: the newest when the ids match (always, unversioned),
+  // else an older one with the same id (a "null" version under later versions).
+  std::optional<CurrentRow> replaced;
+  if (current->has_value() && (*current)->record.version_id == object.version_id) {
+    replaced = std::move(*current);
+  } else if (current->has_value() && object.version_id.str() == "null") {
+    auto older = FindVersion(object.bucket, object.key, object.version_id);
+    if (!older.ok()) {
+      return std::move(older).error();
+    }
+    replaced = std::move(*older);
+  }
+  // Each committed write advances RocksDB's sequence, so under the key lock every new
+  // row sorts before the older ones.
   const std::uint64_t sequence = db_->GetLatestSequenceNumber() + 1;
   rocksdb::Status s;
-  if (current->has_value()) {
-    s = batch.Delete(objects_, (*current)->row_key);
+  if (replaced) {
+    s = batch.Delete(objects_, replaced->row_key);
   }
   if (s.ok()) {
     s = batch.Put(objects_, ObjectRowKey(object.bucket.view(), object.key.view(), sequence),
@@ -325,10 +338,29 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const ObjectRecord&
   if (!s.ok()) {
     return FromStatus(s, "put object");
   }
-  if (!current->has_value()) {
+  if (!replaced) {
     return std::optional<ObjectRecord>();
   }
-  return std::optional<ObjectRecord>(std::move((*current)->record));
+  return std::optional<ObjectRecord>(std::move(replaced->record));
+}
+
+Result<void> RocksIndex::SetBucketVersioning(const BucketName& name, const std::string& state) {
+  return GuardExceptions("set bucket versioning", [&]() -> Result<void> {
+    std::unique_lock lock(BucketLock(name));
+    auto bucket = GetBucket(name);
+    if (!bucket.ok()) {
+      if (bucket.error().code == ErrorCode::kNotFound) {
+        return Error(ErrorCode::kNoSuchBucket, "no bucket " + name.str());
+      }
+      return std::move(bucket).error();
+    }
+    bucket->versioning = state;
+    rocksdb::Status s = db_->Put(SyncedWrites(), buckets_, name.str(), EncodeBucket(*bucket));
+    if (!s.ok()) {
+      return FromStatus(s, "set bucket versioning");
+    }
+    return Ok();
+  });
 }
 
 Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& object,
@@ -426,32 +458,31 @@ Result<ListObjectsPage> RocksIndex::ListObjects(const BucketName& bucket, const 
       seek = std::max(seek, after);
     }
     PrefixScan it(db_, objects_, scan_prefix, seek);
-    std::string last_key;
-    bool have_last = false;
-    for (; it->Valid(); it->Next()) {
-      if (!StartsWith(it->key(), scan_prefix)) {
-        break;
-      }
+    while (it->Valid() && StartsWith(it->key(), scan_prefix)) {
       auto parsed = ParseObjectRowKey(View(it->key()));
       if (!parsed || parsed->bucket != bucket.view()) {
         return Error(ErrorCode::kCorruption, "malformed object row key");
       }
-      if (have_last && parsed->key == last_key) {
-        continue;  // an older version of the key just listed
-      }
-      if (page.objects.size() == max_keys) {
-        page.truncated = true;
-        break;
-      }
+      // The first row of a key is its newest version; a delete marker hides the key.
       auto record = DecodeObject(View(it->value()));
       if (!record.ok()) {
         return std::move(record).error();
       }
-      last_key.assign(parsed->key);
-      have_last = true;
-      record->bucket = bucket;
-      record->key = ObjectKey(last_key);
-      page.objects.push_back(std::move(record).value());
+      if (!record->delete_marker) {
+        if (page.objects.size() == max_keys) {
+          page.truncated = true;
+          break;
+        }
+        record->bucket = bucket;
+        record->key = ObjectKey(std::string(parsed->key));
+        page.objects.push_back(std::move(record).value());
+      }
+      // Past the key's older versions, if any, to the first row of the next key.
+      const std::string key_prefix = ObjectKeyPrefix(bucket.view(), parsed->key);
+      it->Next();
+      if (it->Valid() && StartsWith(it->key(), key_prefix)) {
+        it->Seek(PrefixSuccessor(key_prefix));
+      }
     }
     if (!it->status().ok()) {
       return FromStatus(it->status(), "list objects");

@@ -45,6 +45,16 @@ class RocksIndex final : public Index {
   Result<ObjectRecord> GetObject(const BucketName& bucket, const ObjectKey& key) override;
   Result<std::optional<ObjectRecord>> DeleteObject(const BucketName& bucket,
                                                    const ObjectKey& key) override;
+  Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) override;
+  // Versions: rocks_index_versions.cc.
+  Result<ObjectRecord> GetVersion(const BucketName& bucket, const ObjectKey& key,
+                                  const VersionId& version_id) override;
+  Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
+                                     const VersionId& version_id) override;
+  Result<ListVersionsPage> ListVersions(const BucketName& bucket, const std::string& prefix,
+                                        const std::string& key_marker,
+                                        const std::string& version_id_marker,
+                                        std::size_t max_versions) override;
   Result<ListObjectsPage> ListObjects(const BucketName& bucket, const std::string& prefix,
                                       const std::string& start_after,
                                       std::size_t max_keys) override;
@@ -90,10 +100,13 @@ class RocksIndex final : public Index {
     ObjectRecord record;
   };
   Result<std::optional<CurrentRow>> FindCurrent(const BucketName& bucket, const ObjectKey& key);
+  // The row of one version of bucket/key, if any.
+  Result<std::optional<CurrentRow>> FindVersion(const BucketName& bucket, const ObjectKey& key,
+                                                const VersionId& version_id);
   // Checks that the bucket exists (kNoSuchBucket); callers hold its stripe.
   Result<void> RequireBucket(const BucketName& bucket);
-  // Puts `object` as the current version into `batch`, after the deletion of the
-  // current row (returned) when `condition` allows.
+  // Puts `object` as the newest version into `batch`, after the deletion of the row of
+  // the version it replaces (same id; returned) when `condition` allows.
   Result<std::optional<ObjectRecord>> StageCurrent(const ObjectRecord& object,
                                                    const WriteCondition& condition,
                                                    rocksdb::WriteBatch& batch);

@@ -66,6 +66,8 @@ class ObjectStore {
   virtual Result<metadata::BucketRecord> GetBucket(const BucketName& name) = 0;  // kNoSuchBucket
   virtual Result<void> DeleteBucket(const BucketName& name) = 0;                 // blocking
   virtual Result<std::vector<metadata::BucketRecord>> ListBuckets() = 0;
+  // "Enabled" or "Suspended" (kNoSuchBucket). Blocking.
+  virtual Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) = 0;
 
   // Starts a new object version in `bucket` (kNoSuchBucket if absent). `checksums` are
   // computed in addition to MD5 and CRC64NVME.
@@ -73,8 +75,9 @@ class ObjectStore {
       const BucketName& bucket, const std::vector<ChecksumAlgorithm>& checksums) = 0;
 
   // Makes `write` the current version of record.bucket/record.key. Fills in size, etag,
-  // last_modified_ms, version_id, checksums (CRC64NVME plus requested) and placements of
-  // `record` and returns it. Blocking.
+  // last_modified_ms, version_id (a new id when the bucket's versioning is Enabled, else
+  // "null", replacing the null version), checksums (CRC64NVME plus requested) and
+  // placements of `record` and returns it. Blocking.
   // With `condition`, the commit happens only if the current version satisfies it
   // (kPreconditionFailed / kNoSuchKey otherwise, and the new bytes are dropped).
   virtual Result<metadata::ObjectRecord> CommitWrite(std::unique_ptr<PendingWrite> write,
@@ -85,12 +88,26 @@ class ObjectStore {
     return CommitWrite(std::move(write), std::move(record), metadata::WriteCondition{});
   }
 
+  // The current version. kNoSuchKey when there is none; a delete marker is returned as
+  // such (the caller answers 404 with x-amz-delete-marker).
   virtual Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,
-                                                    const ObjectKey& key) = 0;  // kNoSuchKey
+                                                    const ObjectKey& key) = 0;
+  // One version by id (kNoSuchVersion; kNoSuchKey when the key has no version at all).
+  virtual Result<metadata::ObjectRecord> HeadVersion(const BucketName& bucket, const ObjectKey& key,
+                                                     const VersionId& version_id) = 0;
   virtual Result<std::unique_ptr<ObjectReader>> OpenObject(
       const metadata::ObjectRecord& record) = 0;
-  // Deletes the current version; succeeds when there is none (S3 semantics). Blocking.
-  virtual Result<void> DeleteObject(const BucketName& bucket, const ObjectKey& key) = 0;
+  struct Deleted {
+    VersionId version_id;        // the marker made, or the version removed; empty: none
+    bool delete_marker = false;  // a marker was made, or the removed version was one
+  };
+  // DELETE without a version id: removes the current version in an unversioned bucket,
+  // else adds a delete marker (with a new id when Enabled; "null", replacing the null
+  // version, when Suspended). Succeeds when there is nothing to delete. Blocking.
+  virtual Result<Deleted> DeleteObject(const BucketName& bucket, const ObjectKey& key) = 0;
+  // Removes one version (or delete marker) for good; succeeds when it is absent. Blocking.
+  virtual Result<Deleted> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
+                                        const VersionId& version_id) = 0;
 
   // Makes `record` (bucket, key and descriptive fields set; checksums and parts taken
   // from `source`) the current version, its bytes those of `source` shared, not copied:

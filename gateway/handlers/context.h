@@ -48,6 +48,9 @@ boost::asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, s
 HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml,
                       ResponseHeader header = {});
 HandlerResult SendEmpty(RequestContext& ctx, unsigned status, ResponseHeader header = {});
+// S3's error document for `error` with extra headers (x-amz-delete-marker, ...); the
+// handler returns Ok() after it, since the answer is sent (dispatch.cc).
+HandlerResult SendS3Error(RequestContext& ctx, const Error& error, ResponseHeader header);
 
 // Service and bucket operations (handlers/bucket_handlers.cc).
 HandlerResult ListBuckets(RequestContext& ctx);
@@ -62,6 +65,11 @@ HandlerResult DeleteObjects(RequestContext& ctx);  // POST ?delete
 HandlerResult PutObject(RequestContext& ctx);
 HandlerResult GetObject(RequestContext& ctx);  // GET and HEAD
 HandlerResult DeleteObject(RequestContext& ctx);
+
+// Versioning (handlers/version_handlers.cc).
+HandlerResult PutBucketVersioning(RequestContext& ctx);  // PUT ?versioning
+HandlerResult GetBucketVersioning(RequestContext& ctx);  // GET ?versioning
+HandlerResult ListObjectVersions(RequestContext& ctx);   // GET ?versions
 
 // Copies (handlers/copy_handlers.cc).
 HandlerResult CopyObject(RequestContext& ctx);  // PUT with x-amz-copy-source

@@ -63,6 +63,11 @@ HandlerResult CopyObject(RequestContext& ctx) {
   if (!copied.ok()) {
     co_return copied.error();
   }
+  ResponseHeader header;
+  SetVersionHeader(ctx, copied->version_id, header);
+  if (source->version_id.str() != "null") {
+    header.set("x-amz-copy-source-version-id", source->version_id.str());
+  }
   XmlWriter xml("CopyObjectResult");
   xml.Element("LastModified", FormatIso8601(copied->last_modified_ms))
       .Element("ETag", "\"" + copied->etag + "\"");
@@ -72,7 +77,7 @@ HandlerResult CopyObject(RequestContext& ctx) {
   if (!copied->checksums.empty()) {
     xml.Element("ChecksumType", copied->checksum_type);
   }
-  co_return co_await SendXml(ctx, 200, xml.Finish());
+  co_return co_await SendXml(ctx, 200, xml.Finish(), std::move(header));
 }
 
 }  // namespace strata::gateway

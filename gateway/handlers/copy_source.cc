@@ -62,12 +62,24 @@ Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx) {
   if (!MayAccess(ctx.auth.principal, *bucket)) {
     return Error(ErrorCode::kAccessDenied, "Access Denied");
   }
-  auto source = ctx.services.store.HeadObject(BucketName(name->bucket), ObjectKey(name->key));
+  BucketName source_bucket(name->bucket);
+  ObjectKey source_key(name->key);
+  auto source =
+      name->version_id.empty()
+          ? ctx.services.store.HeadObject(source_bucket, source_key)
+          : ctx.services.store.HeadVersion(source_bucket, source_key, VersionId(name->version_id));
   if (!source.ok()) {
     return std::move(source).error();
   }
-  if (!name->version_id.empty() && name->version_id != source->version_id.str()) {
-    return Error(ErrorCode::kInvalidArgument, "Invalid version id specified");
+  if (source->delete_marker) {
+    // S3: the current version being a marker means no such key; naming a marker's id is
+    // a request that cannot be served.
+    if (name->version_id.empty()) {
+      return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+    }
+    return Error(ErrorCode::kInvalidRequest,
+                 "The source of a copy request may not specifically refer to a delete marker by "
+                 "version id.");
   }
   Preconditions conditions{ctx.Header("x-amz-copy-source-if-match"),
                            ctx.Header("x-amz-copy-source-if-none-match"),

@@ -254,7 +254,9 @@ HandlerResult CompleteMultipartUpload(RequestContext& ctx) {
     xml.Element("Checksum" + name, value);
   }
   xml.Element("ChecksumType", object->checksum_type);
-  co_return co_await SendXml(ctx, 200, xml.Finish());
+  ResponseHeader header;
+  SetVersionHeader(ctx, object->version_id, header);
+  co_return co_await SendXml(ctx, 200, xml.Finish(), std::move(header));
 }
 
 HandlerResult AbortMultipartUpload(RequestContext& ctx) {

@@ -117,14 +117,30 @@ HandlerResult PutObject(RequestContext& ctx) {
     co_return committed.error();
   }
   header.set(http::field::etag, "\"" + committed->etag + "\"");
+  SetVersionHeader(ctx, committed->version_id, header);
   co_return co_await SendEmpty(ctx, 200, std::move(header));
 }
 
 HandlerResult GetObject(RequestContext& ctx) {
-  auto record =
-      ctx.services.store.HeadObject(BucketName(ctx.target.bucket), ObjectKey(ctx.target.key));
+  auto record = AddressedVersion(ctx);
   if (!record.ok()) {
     co_return record.error();
+  }
+  if (record->delete_marker) {
+    // S3: the key looks deleted (404); asking for the marker itself is 405.
+    ResponseHeader header;
+    header.set("x-amz-delete-marker", "true");
+    header.set("x-amz-version-id", record->version_id.str());
+    if (ctx.target.HasParam("versionId")) {
+      header.set(http::field::last_modified, FormatHttpDate(record->last_modified_ms));
+      co_return co_await SendS3Error(
+          ctx,
+          Error(ErrorCode::kMethodNotAllowed,
+                "The specified method is not allowed against this resource."),
+          std::move(header));
+    }
+    co_return co_await SendS3Error(
+        ctx, Error(ErrorCode::kNoSuchKey, "The specified key does not exist."), std::move(header));
   }
   Preconditions conditions{ctx.Header("if-match"), ctx.Header("if-none-match"),
                            ctx.Header("if-modified-since"), ctx.Header("if-unmodified-since")};
@@ -146,6 +162,7 @@ HandlerResult GetObject(RequestContext& ctx) {
 
   ResponseHeader header;
   DescribeToHeaders(ctx, *record, !range->has_value(), header);
+  SetVersionHeader(ctx, record->version_id, header);
   if (ctx.target.HasParam("partNumber") && !record->parts.empty()) {
     header.set("x-amz-mp-parts-count", std::to_string(record->parts.size()));
   }
@@ -205,13 +222,26 @@ HandlerResult DeleteObject(RequestContext& ctx) {
   if (!exists.ok()) {
     co_return exists.error();
   }
+  auto version = ctx.target.Param("versionId");
+  if (version && version->empty()) {
+    co_return Error(ErrorCode::kInvalidArgument, "Version id cannot be the empty string");
+  }
+  VersionId version_id(version.value_or(""));
   auto& store = ctx.services.store;
-  auto deleted =
-      co_await Offload(ctx.services.blocking_pool, [&] { return store.DeleteObject(bucket, key); });
+  auto deleted = co_await Offload(ctx.services.blocking_pool, [&] {
+    return version ? store.DeleteVersion(bucket, key, version_id) : store.DeleteObject(bucket, key);
+  });
   if (!deleted.ok()) {
     co_return deleted.error();
   }
-  co_return co_await SendEmpty(ctx, 204);
+  ResponseHeader header;
+  if (deleted->delete_marker) {
+    header.set("x-amz-delete-marker", "true");
+  }
+  if (!deleted->version_id.empty()) {
+    header.set("x-amz-version-id", deleted->version_id.str());
+  }
+  co_return co_await SendEmpty(ctx, 204, std::move(header));
 }
 
 HandlerResult DeleteObjects(RequestContext& ctx) {
@@ -259,7 +289,7 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
 
   struct Outcome {
     const DeleteRequest::Entry* entry;
-    Result<void> result;
+    Result<storage::ObjectStore::Deleted> result;
   };
   auto& store = ctx.services.store;
   // One trip to the blocking pool for the whole batch.
@@ -269,9 +299,9 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
     for (const auto& entry : request->objects) {
       if (entry.key.size() > kMaxKeyBytes) {
         out.push_back({&entry, Error(ErrorCode::kKeyTooLong, "Your key is too long")});
-      } else if (!entry.version_id.empty() && entry.version_id != "null") {
-        out.push_back({&entry, Error(ErrorCode::kNotImplemented,
-                                     "Deleting a version other than null is not implemented")});
+      } else if (!entry.version_id.empty()) {
+        out.push_back({&entry, store.DeleteVersion(bucket, ObjectKey(entry.key),
+                                                   VersionId(entry.version_id))});
       } else {
         out.push_back({&entry, store.DeleteObject(bucket, ObjectKey(entry.key))});
       }
@@ -283,9 +313,16 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
   for (const auto& outcome : outcomes) {
     if (outcome.result.ok()) {
       if (!request->quiet) {
+        const auto& deleted = *outcome.result;
         xml.Open("Deleted").Element("Key", outcome.entry->key);
         if (!outcome.entry->version_id.empty()) {
           xml.Element("VersionId", outcome.entry->version_id);
+        }
+        if (deleted.delete_marker) {
+          xml.Element("DeleteMarker", "true");
+          if (outcome.entry->version_id.empty()) {
+            xml.Element("DeleteMarkerVersionId", deleted.version_id.view());
+          }
         }
         xml.Close();
       }

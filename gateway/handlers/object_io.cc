@@ -97,6 +97,26 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+Result<metadata::ObjectRecord> AddressedVersion(const RequestContext& ctx) {
+  BucketName bucket(ctx.target.bucket);
+  ObjectKey key(ctx.target.key);
+  if (auto version = ctx.target.Param("versionId")) {
+    if (version->empty()) {
+      return Error(ErrorCode::kInvalidArgument, "Version id cannot be the empty string");
+    }
+    return ctx.services.store.HeadVersion(bucket, key, VersionId(*version));
+  }
+  return ctx.services.store.HeadObject(bucket, key);
+}
+
+void SetVersionHeader(const RequestContext& ctx, const VersionId& version_id,
+                      ResponseHeader& header) {
+  const bool versioned = ctx.bucket && !ctx.bucket->versioning.empty();
+  if (versioned || (!version_id.empty() && version_id.str() != "null")) {
+    header.set("x-amz-version-id", version_id.str());
+  }
+}
+
 Result<void> CheckKeyLength(const RequestContext& ctx) {
   if (ctx.target.key.size() > kMaxKeyBytes) {
     return Error(ErrorCode::kKeyTooLong, "Your key is too long");

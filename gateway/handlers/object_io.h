@@ -40,6 +40,15 @@ Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectReco
 void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& record,
                        bool whole_object, ResponseHeader& header);
 
+// The version the request addresses: ?versionId's (kNoSuchVersion) or the current one
+// (kNoSuchKey). May be a delete marker.
+Result<metadata::ObjectRecord> AddressedVersion(const RequestContext& ctx);
+
+// x-amz-version-id, for buckets whose versioning was ever enabled (S3 leaves it out in
+// the others).
+void SetVersionHeader(const RequestContext& ctx, const VersionId& version_id,
+                      ResponseHeader& header);
+
 // Content-MD5 in base64, verified to be 16 bytes (kInvalidDigest); nullopt when absent.
 Result<std::optional<std::string>> ExpectedMd5(const RequestContext& ctx);
 

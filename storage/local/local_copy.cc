@@ -38,18 +38,22 @@ Result<metadata::ObjectRecord> LocalObjectStore::CopyObject(const metadata::Obje
     record.checksums = source.checksums;
     record.checksum_type = source.checksum_type;
     record.parts = source.parts;
-    record.version_id = VersionId("null");
+    record.delete_marker = false;
     record.last_modified_ms = NowMs();
     record.placements = {std::move(linked)};
-    auto replaced = index_.PutObject(record);
-    if (!replaced.ok()) {
+    Result<void> committed = Ok();
+    auto version = NextVersionId(record.bucket);
+    if (version.ok()) {
+      record.version_id = *version;
+      committed = CommitVersion(record, metadata::WriteCondition{}, "");
+    } else {
+      committed = std::move(version).error();
+    }
+    if (!committed.ok()) {
       for (const auto& extent : record.placements[0].extents) {
         RemoveQuietly(extent.location);
       }
-      return std::move(replaced).error();
-    }
-    if (replaced->has_value()) {
-      RemoveData(**replaced, "");
+      return std::move(committed).error();
     }
     return record;
   });

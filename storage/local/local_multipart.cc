@@ -1,6 +1,5 @@
 // LocalObjectStore: multipart uploads. Each part is a data file of its own; completion
 // makes the parts the extents of the object, so no byte is copied again.
-#include <cstdio>
 #include <utility>
 
 #include "common/guard.h"
@@ -10,15 +9,6 @@ namespace strata::storage {
 namespace {
 
 constexpr std::size_t kCopyBlock = 256 * 1024;
-
-// Upload ids start with the creation time (12 hex digits of milliseconds) so that a key's
-// uploads list oldest first, then 80 random bits.
-std::string NewUploadId(std::int64_t now_ms) {
-  char time_hex[13];
-  std::snprintf(time_hex, sizeof(time_hex), "%012llx",
-                static_cast<unsigned long long>(now_ms) & 0xffffffffffffULL);
-  return std::string(time_hex) + RandomHexId().substr(0, 20);
-}
 
 bool HasChecksum(const metadata::ObjectRecord& record, const std::string& algorithm) {
   for (const auto& [name, value] : record.checksums) {
@@ -40,7 +30,7 @@ Error LocalObjectStore::NoSuchUpload() {
 Result<metadata::UploadRecord> LocalObjectStore::CreateUpload(metadata::UploadRecord upload) {
   return GuardExceptions("create upload", [&]() -> Result<metadata::UploadRecord> {
     upload.initiated_ms = NowMs();
-    upload.upload_id = UploadId(NewUploadId(upload.initiated_ms));
+    upload.upload_id = UploadId(TimeOrderedId(upload.initiated_ms));
     auto created = index_.CreateUpload(upload);
     if (!created.ok()) {
       if (created.error().code == ErrorCode::kNoSuchBucket) {
@@ -180,10 +170,19 @@ Result<metadata::ObjectRecord> LocalObjectStore::CompleteUpload(const BucketName
                                                                 const CompletionRequest& request) {
   return GuardExceptions("complete upload", [&]() -> Result<metadata::ObjectRecord> {
     const std::int64_t now = NowMs();
+    auto version = NextVersionId(bucket);
+    if (!version.ok()) {
+      return std::move(version).error();
+    }
     auto done = index_.CompleteUpload(
         bucket, key, upload_id,
-        [&](const metadata::UploadRecord& upload, const std::vector<metadata::PartRecord>& parts) {
-          return BuildUploadedObject(upload, parts, request, now);
+        [&](const metadata::UploadRecord& upload,
+            const std::vector<metadata::PartRecord>& parts) -> Result<metadata::ObjectRecord> {
+          auto object = BuildUploadedObject(upload, parts, request, now);
+          if (object.ok()) {
+            object->version_id = *version;
+          }
+          return object;
         });
     if (!done.ok()) {
       if (done.error().code == ErrorCode::kNotFound) {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdio>
 #include <utility>
 
 #include "common/guard.h"
@@ -13,6 +14,13 @@ std::int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+std::string TimeOrderedId(std::int64_t now_ms) {
+  char time_hex[13];
+  std::snprintf(time_hex, sizeof(time_hex), "%012llx",
+                static_cast<unsigned long long>(now_ms) & 0xffffffffffffULL);
+  return std::string(time_hex) + RandomHexId().substr(0, 20);
 }
 
 Error LocalObjectStore::NoSuchBucket(const BucketName& name) {
@@ -26,7 +34,7 @@ Result<metadata::BucketRecord> LocalObjectStore::CreateBucket(const BucketName& 
     return Error(ErrorCode::kInvalidBucketName, "The specified bucket is not valid: " + name.str());
   }
   return GuardExceptions("create bucket", [&]() -> Result<metadata::BucketRecord> {
-    metadata::BucketRecord record{name, owner, NowMs(), region};
+    metadata::BucketRecord record{name, owner, NowMs(), region, ""};
     auto created = index_.CreateBucket(record);
     if (created.ok()) {
       return record;
@@ -70,6 +78,35 @@ Result<std::vector<metadata::BucketRecord>> LocalObjectStore::ListBuckets() {
   return index_.ListBuckets();
 }
 
+Result<void> LocalObjectStore::SetBucketVersioning(const BucketName& name,
+                                                   const std::string& state) {
+  return index_.SetBucketVersioning(name, state);
+}
+
+Result<VersionId> LocalObjectStore::NextVersionId(const BucketName& bucket) {
+  auto record = GetBucket(bucket);
+  if (!record.ok()) {
+    return std::move(record).error();
+  }
+  if (record->versioning != "Enabled") {
+    return VersionId("null");
+  }
+  return VersionId(TimeOrderedId(NowMs()));
+}
+
+Result<void> LocalObjectStore::CommitVersion(const metadata::ObjectRecord& record,
+                                             const metadata::WriteCondition& condition,
+                                             const std::string& keep) {
+  auto replaced = index_.PutObject(record, condition);
+  if (!replaced.ok()) {
+    return std::move(replaced).error();
+  }
+  if (replaced->has_value()) {
+    RemoveData(**replaced, keep);
+  }
+  return Ok();
+}
+
 Result<std::unique_ptr<PendingWrite>> LocalObjectStore::BeginWrite(
     const BucketName& bucket, const std::vector<ChecksumAlgorithm>& checksums) {
   return GuardExceptions("begin write", [&]() -> Result<std::unique_ptr<PendingWrite>> {
@@ -105,7 +142,12 @@ Result<metadata::ObjectRecord> LocalObjectStore::CommitWrite(
     record.size = pending->size();
     record.etag = pending->Md5Hex();
     record.last_modified_ms = NowMs();
-    record.version_id = VersionId("null");
+    auto version = NextVersionId(record.bucket);
+    if (!version.ok()) {
+      return std::move(version).error();
+    }
+    record.version_id = *version;
+    record.delete_marker = false;
     record.checksums = pending->AllChecksums();
     record.checksum_type = "FULL_OBJECT";
     record.parts.clear();
@@ -113,13 +155,10 @@ Result<metadata::ObjectRecord> LocalObjectStore::CommitWrite(
     record.placements = {metadata::Placement{tier_->name(), {{file.id(), record.size}}}};
 
     STRATA_RETURN_IF_ERROR(tier_->Promote(file));
-    auto replaced = index_.PutObject(record, condition);
-    if (!replaced.ok()) {
+    auto committed = CommitVersion(record, condition, file.id());
+    if (!committed.ok()) {
       RemoveQuietly(file.id());
-      return std::move(replaced).error();
-    }
-    if (replaced->has_value()) {
-      RemoveData(**replaced, file.id());
+      return std::move(committed).error();
     }
     return record;
   });
@@ -168,16 +207,66 @@ Result<std::unique_ptr<ObjectReader>> LocalObjectStore::OpenObject(
   });
 }
 
-Result<void> LocalObjectStore::DeleteObject(const BucketName& bucket, const ObjectKey& key) {
-  return GuardExceptions("delete object", [&]() -> Result<void> {
-    auto removed = index_.DeleteObject(bucket, key);
+Result<metadata::ObjectRecord> LocalObjectStore::HeadVersion(const BucketName& bucket,
+                                                             const ObjectKey& key,
+                                                             const VersionId& version_id) {
+  auto record = index_.GetVersion(bucket, key, version_id);
+  if (!record.ok() && record.error().code == ErrorCode::kNotFound) {
+    auto any = HeadObject(bucket, key);
+    if (!any.ok()) {
+      return std::move(any).error();
+    }
+    return Error(ErrorCode::kNoSuchVersion,
+                 "The specified version does not exist: " + version_id.str());
+  }
+  return record;
+}
+
+Result<ObjectStore::Deleted> LocalObjectStore::DeleteObject(const BucketName& bucket,
+                                                            const ObjectKey& key) {
+  return GuardExceptions("delete object", [&]() -> Result<Deleted> {
+    auto b = GetBucket(bucket);
+    if (!b.ok()) {
+      return std::move(b).error();
+    }
+    if (b->versioning.empty()) {
+      auto removed = index_.DeleteObject(bucket, key);
+      if (!removed.ok()) {
+        return std::move(removed).error();
+      }
+      if (removed->has_value()) {
+        RemoveData(**removed, "");
+      }
+      return Deleted{};
+    }
+    metadata::ObjectRecord marker;
+    marker.bucket = bucket;
+    marker.key = key;
+    marker.delete_marker = true;
+    marker.last_modified_ms = NowMs();
+    marker.version_id =
+        VersionId(b->versioning == "Enabled" ? TimeOrderedId(marker.last_modified_ms) : "null");
+    STRATA_RETURN_IF_ERROR(CommitVersion(marker, metadata::WriteCondition{}, ""));
+    return Deleted{marker.version_id, true};
+  });
+}
+
+Result<ObjectStore::Deleted> LocalObjectStore::DeleteVersion(const BucketName& bucket,
+                                                             const ObjectKey& key,
+                                                             const VersionId& version_id) {
+  return GuardExceptions("delete version", [&]() -> Result<Deleted> {
+    auto removed = index_.DeleteVersion(bucket, key, version_id);
     if (!removed.ok()) {
+      if (removed.error().code == ErrorCode::kNotFound) {
+        return Deleted{version_id, false};
+      }
+      if (removed.error().code == ErrorCode::kNoSuchBucket) {
+        return NoSuchBucket(bucket);
+      }
       return std::move(removed).error();
     }
-    if (removed->has_value()) {
-      RemoveData(**removed, "");
-    }
-    return Ok();
+    RemoveData(*removed, "");
+    return Deleted{version_id, removed->delete_marker};
   });
 }
 

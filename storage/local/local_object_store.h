@@ -24,6 +24,7 @@ class LocalObjectStore final : public ObjectStore {
   Result<metadata::BucketRecord> GetBucket(const BucketName& name) override;
   Result<void> DeleteBucket(const BucketName& name) override;
   Result<std::vector<metadata::BucketRecord>> ListBuckets() override;
+  Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) override;
 
   Result<std::unique_ptr<PendingWrite>> BeginWrite(
       const BucketName& bucket, const std::vector<ChecksumAlgorithm>& checksums) override;
@@ -33,8 +34,12 @@ class LocalObjectStore final : public ObjectStore {
                                              const metadata::WriteCondition& condition) override;
   Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,
                                             const ObjectKey& key) override;
+  Result<metadata::ObjectRecord> HeadVersion(const BucketName& bucket, const ObjectKey& key,
+                                             const VersionId& version_id) override;
   Result<std::unique_ptr<ObjectReader>> OpenObject(const metadata::ObjectRecord& record) override;
-  Result<void> DeleteObject(const BucketName& bucket, const ObjectKey& key) override;
+  Result<Deleted> DeleteObject(const BucketName& bucket, const ObjectKey& key) override;
+  Result<Deleted> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
+                                const VersionId& version_id) override;
   Result<metadata::ObjectRecord> CopyObject(const metadata::ObjectRecord& source,
                                             metadata::ObjectRecord record) override;
 
@@ -63,6 +68,13 @@ class LocalObjectStore final : public ObjectStore {
   static Error NoSuchBucket(const BucketName& name);
   static Error NoSuchUpload();
 
+  // The id a new version gets in `bucket`: fresh when versioning is Enabled, else "null".
+  Result<VersionId> NextVersionId(const BucketName& bucket);
+  // Commits `record` (its version_id set) as the newest version and frees the bytes of
+  // the version it replaces, except `keep`.
+  Result<void> CommitVersion(const metadata::ObjectRecord& record,
+                             const metadata::WriteCondition& condition, const std::string& keep);
+
   // The extents of `record` on this tier; nullptr when it has no copy here.
   const metadata::Placement* LocalPlacement(const metadata::ObjectRecord& record) const;
   // Stores a promoted data file as part `number` of `upload`, freeing the part it
@@ -81,5 +93,9 @@ class LocalObjectStore final : public ObjectStore {
 };
 
 std::int64_t NowMs();
+
+// Upload and version ids: the time (12 hex digits of milliseconds) then 80 random bits,
+// so that a key's uploads list oldest first.
+std::string TimeOrderedId(std::int64_t now_ms);
 
 }  // namespace strata::storage

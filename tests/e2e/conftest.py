@@ -370,18 +370,17 @@ def unique_bucket(prefix="e2e") -> str:
 
 
 def empty_and_delete(client, bucket):
+    """Deletes every version, delete marker and upload of `bucket`, then the bucket."""
     with contextlib.suppress(Exception):
-        token = None
+        kw = {"Bucket": bucket}
         while True:
-            kw = {"Bucket": bucket}
-            if token:
-                kw["ContinuationToken"] = token
-            page = client.list_objects_v2(**kw)
-            for obj in page.get("Contents", []):
-                client.delete_object(Bucket=bucket, Key=obj["Key"])
+            page = client.list_object_versions(**kw)
+            for v in page.get("Versions", []) + page.get("DeleteMarkers", []):
+                client.delete_object(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"])
             if not page.get("IsTruncated"):
                 break
-            token = page["NextContinuationToken"]
+            kw = {"Bucket": bucket, "KeyMarker": page["NextKeyMarker"],
+                  "VersionIdMarker": page.get("NextVersionIdMarker", "")}
     with contextlib.suppress(Exception):
         client.delete_bucket(Bucket=bucket)
 

@@ -1,0 +1,176 @@
+// Bucket versioning: PutBucketVersioning, GetBucketVersioning, ListObjectVersions.
+#include <charconv>
+
+#include "auth/signer.h"
+#include "gateway/handlers/context.h"
+#include "gateway/http_time.h"
+#include "gateway/offload.h"
+#include "gateway/xml.h"
+
+namespace strata::gateway {
+namespace {
+
+constexpr std::size_t kMaxVersioningBody = 64 * 1024;
+
+}  // namespace
+
+HandlerResult PutBucketVersioning(RequestContext& ctx) {
+  auto body = co_await ReadSmallBody(ctx, kMaxVersioningBody);
+  if (!body.ok()) {
+    co_return body.error();
+  }
+  auto status = ParseVersioningConfiguration(*body);
+  if (!status.ok()) {
+    co_return status.error();
+  }
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+  BucketName bucket(ctx.target.bucket);
+  auto& store = ctx.services.store;
+  auto set = co_await Offload(ctx.services.blocking_pool,
+                              [&] { return store.SetBucketVersioning(bucket, *status); });
+  if (!set.ok()) {
+    co_return set.error();
+  }
+  co_return co_await SendEmpty(ctx, 200);
+}
+
+HandlerResult GetBucketVersioning(RequestContext& ctx) {
+  auto bucket = ExistingBucket(ctx);
+  if (!bucket.ok()) {
+    co_return bucket.error();
+  }
+  XmlWriter xml("VersioningConfiguration");
+  if (!(*bucket)->versioning.empty()) {
+    xml.Element("Status", (*bucket)->versioning);
+  }
+  co_return co_await SendXml(ctx, 200, xml.Finish());
+}
+
+HandlerResult ListObjectVersions(RequestContext& ctx) {
+  const auto& t = ctx.target;
+  std::string prefix(t.Param("prefix").value_or(""));
+  std::string delimiter(t.Param("delimiter").value_or(""));
+  std::string key_marker(t.Param("key-marker").value_or(""));
+  std::string version_marker(t.Param("version-id-marker").value_or(""));
+  if (!version_marker.empty() && key_marker.empty()) {
+    co_return Error(ErrorCode::kInvalidArgument,
+                    "A version-id marker cannot be specified without a key marker.");
+  }
+  bool url_encode = false;
+  if (auto enc = t.Param("encoding-type")) {
+    if (*enc != "url") {
+      co_return Error(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
+    }
+    url_encode = true;
+  }
+  std::size_t max_keys = 1000;
+  if (auto mk = t.Param("max-keys")) {
+    long long v = -1;
+    auto [p, ec] = std::from_chars(mk->data(), mk->data() + mk->size(), v);
+    if (ec != std::errc() || p != mk->data() + mk->size() || v < 0) {
+      co_return Error(ErrorCode::kInvalidArgument,
+                      "Provided max-keys not an integer or within integer range");
+    }
+    max_keys = static_cast<std::size_t>(std::min<long long>(v, 1000));
+  }
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+
+  // Walk the versions, folding keys that share a delimited prefix into one CommonPrefix.
+  std::vector<metadata::VersionEntry> entries;
+  std::vector<std::string> common_prefixes;
+  std::string cursor_key = key_marker;
+  std::string cursor_version = version_marker;
+  bool truncated = false;
+  BucketName bucket(t.bucket);
+  while (!truncated && max_keys > 0) {
+    const std::size_t have = entries.size() + common_prefixes.size();
+    auto page = ctx.services.index.ListVersions(bucket, prefix, cursor_key, cursor_version,
+                                                max_keys - have + 1);
+    if (!page.ok()) {
+      co_return page.error();
+    }
+    bool skipped = false;
+    for (auto& entry : page->versions) {
+      const std::string key = entry.record.key.str();
+      std::string rolled;
+      if (!delimiter.empty()) {
+        auto pos = key.find(delimiter, prefix.size());
+        if (pos != std::string::npos) {
+          rolled = key.substr(0, pos + delimiter.size());
+        }
+      }
+      if (entries.size() + common_prefixes.size() >= max_keys) {
+        truncated = true;
+        break;
+      }
+      if (!rolled.empty()) {
+        common_prefixes.push_back(rolled);
+        // Skip every other version under this prefix: keys are at most 1024 bytes.
+        cursor_key = rolled + std::string(1025, '\xff');
+        cursor_version.clear();
+        skipped = true;
+        break;
+      }
+      cursor_key = key;
+      cursor_version = entry.record.version_id.str();
+      entries.push_back(std::move(entry));
+    }
+    if (!skipped && !page->truncated) {
+      break;
+    }
+  }
+
+  auto enc = [&](const std::string& s) { return url_encode ? auth::UriEncode(s, false) : s; };
+  XmlWriter xml("ListVersionsResult");
+  xml.Element("Name", t.bucket)
+      .Element("Prefix", enc(prefix))
+      .Element("KeyMarker", enc(key_marker))
+      .Element("VersionIdMarker", version_marker)
+      .Element("MaxKeys", std::to_string(max_keys));
+  if (!delimiter.empty()) {
+    xml.Element("Delimiter", enc(delimiter));
+  }
+  if (url_encode) {
+    xml.Element("EncodingType", "url");
+  }
+  xml.Element("IsTruncated", truncated ? "true" : "false");
+  if (truncated) {
+    const bool last_is_prefix =
+        !common_prefixes.empty() &&
+        (entries.empty() || common_prefixes.back() > entries.back().record.key.str());
+    if (last_is_prefix) {
+      xml.Element("NextKeyMarker", enc(common_prefixes.back()));
+    } else {
+      xml.Element("NextKeyMarker", enc(entries.back().record.key.str()))
+          .Element("NextVersionIdMarker", entries.back().record.version_id.view());
+    }
+  }
+  const std::string& owner = (*exists)->owner;
+  for (const auto& entry : entries) {
+    const auto& r = entry.record;
+    xml.Open(r.delete_marker ? "DeleteMarker" : "Version")
+        .Element("Key", enc(r.key.str()))
+        .Element("VersionId", r.version_id.view())
+        .Element("IsLatest", entry.latest ? "true" : "false")
+        .Element("LastModified", FormatIso8601(r.last_modified_ms));
+    if (!r.delete_marker) {
+      xml.Element("ETag", "\"" + r.etag + "\"")
+          .Element("Size", std::to_string(r.size))
+          .Element("StorageClass", r.storage_class);
+    }
+    xml.Open("Owner").Element("ID", owner).Element("DisplayName", owner).Close();
+    xml.Close();
+  }
+  for (const auto& cp : common_prefixes) {
+    xml.Open("CommonPrefixes").Element("Prefix", enc(cp)).Close();
+  }
+  co_return co_await SendXml(ctx, 200, xml.Finish());
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,140 @@
+// RocksIndex: versions other than the newest (S3 versioning).
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "common/guard.h"
+#include "metadata/codec.h"
+#include "metadata/keys.h"
+#include "metadata/rocks_index.h"
+#include "metadata/rocks_util.h"
+
+namespace strata::metadata {
+
+Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindVersion(const BucketName& bucket,
+                                                                      const ObjectKey& key,
+                                                                      const VersionId& version_id) {
+  const std::string prefix = ObjectKeyPrefix(bucket.view(), key.view());
+  PrefixScan it(db_, objects_, prefix, prefix);
+  for (; it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
+    auto record = DecodeObject(View(it->value()));
+    if (!record.ok()) {
+      return std::move(record).error();
+    }
+    if (record->version_id == version_id) {
+      CurrentRow row{it->key().ToString(), std::move(record).value()};
+      row.record.bucket = bucket;
+      row.record.key = key;
+      return std::optional<CurrentRow>(std::move(row));
+    }
+  }
+  if (!it->status().ok()) {
+    return FromStatus(it->status(), "read version");
+  }
+  return std::optional<CurrentRow>();
+}
+
+Result<ObjectRecord> RocksIndex::GetVersion(const BucketName& bucket, const ObjectKey& key,
+                                            const VersionId& version_id) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
+  STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
+  return GuardExceptions("get version", [&]() -> Result<ObjectRecord> {
+    auto row = FindVersion(bucket, key, version_id);
+    if (!row.ok()) {
+      return std::move(row).error();
+    }
+    if (!row->has_value()) {
+      return Error(ErrorCode::kNotFound, "no version " + version_id.str() + " of " + key.str());
+    }
+    return std::move((*row)->record);
+  });
+}
+
+Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const ObjectKey& key,
+                                               const VersionId& version_id) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
+  STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
+  return GuardExceptions("delete version", [&]() -> Result<ObjectRecord> {
+    std::shared_lock bucket_lock(BucketLock(bucket));
+    std::lock_guard key_lock(KeyLock(bucket, key));
+    STRATA_RETURN_IF_ERROR(RequireBucket(bucket));
+    auto row = FindVersion(bucket, key, version_id);
+    if (!row.ok()) {
+      return std::move(row).error();
+    }
+    if (!row->has_value()) {
+      return Error(ErrorCode::kNotFound, "no version " + version_id.str() + " of " + key.str());
+    }
+    rocksdb::WriteBatch batch;
+    rocksdb::Status s = batch.Delete(objects_, (*row)->row_key);
+    if (s.ok()) {
+      s = db_->Write(SyncedWrites(), &batch);
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "delete version");
+    }
+    return std::move((*row)->record);
+  });
+}
+
+Result<ListVersionsPage> RocksIndex::ListVersions(const BucketName& bucket,
+                                                  const std::string& prefix,
+                                                  const std::string& key_marker,
+                                                  const std::string& version_id_marker,
+                                                  std::size_t max_versions) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
+  return GuardExceptions("list versions", [&]() -> Result<ListVersionsPage> {
+    STRATA_RETURN_IF_ERROR(RequireBucket(bucket));
+    ListVersionsPage page;
+    const std::string bucket_prefix = ObjectBucketPrefix(bucket.view());
+    const std::string scan_prefix = bucket_prefix + prefix;
+    std::string seek = scan_prefix;
+    // The row before the page's first, when the page starts inside a key.
+    std::string resume_key;
+    if (!key_marker.empty()) {
+      std::string after = bucket_prefix + key_marker + '\x01';  // past all of key_marker
+      if (!version_id_marker.empty() && key_marker.find('\0') == std::string::npos) {
+        auto marked = FindVersion(bucket, ObjectKey(key_marker), VersionId(version_id_marker));
+        if (!marked.ok()) {
+          return std::move(marked).error();
+        }
+        if (marked->has_value()) {
+          after = (*marked)->row_key + '\0';  // the next row, of this key or the next
+          resume_key = key_marker;
+        }
+      }
+      seek = std::max(seek, after);
+    }
+    PrefixScan it(db_, objects_, scan_prefix, seek);
+    std::string last_key = resume_key;
+    bool have_last = !resume_key.empty();
+    for (; it->Valid() && StartsWith(it->key(), scan_prefix); it->Next()) {
+      auto parsed = ParseObjectRowKey(View(it->key()));
+      if (!parsed || parsed->bucket != bucket.view()) {
+        return Error(ErrorCode::kCorruption, "malformed object row key");
+      }
+      if (page.versions.size() == max_versions) {
+        page.truncated = true;
+        break;
+      }
+      auto record = DecodeObject(View(it->value()));
+      if (!record.ok()) {
+        return std::move(record).error();
+      }
+      const bool latest = !(have_last && parsed->key == last_key);
+      last_key.assign(parsed->key);
+      have_last = true;
+      record->bucket = bucket;
+      record->key = ObjectKey(last_key);
+      page.versions.push_back({std::move(record).value(), latest});
+    }
+    if (!it->status().ok()) {
+      return FromStatus(it->status(), "list versions");
+    }
+    return page;
+  });
+}
+
+}  // namespace strata::metadata
