@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.h"
@@ -153,6 +154,15 @@ class Index {
   virtual Result<std::vector<PartRecord>> AbortUpload(const BucketName& bucket,
                                                       const ObjectKey& key,
                                                       const UploadId& upload_id) = 0;
+
+  // Background maintenance only (a full scan, never on the request path): calls
+  // fn(tier, location) for every extent of every stored object version's placements and
+  // for every part of every upload in progress, all read from one snapshot, so bytes
+  // that move from a part to an object (CompleteUpload) are seen once either way. A
+  // location may be reported more than once. Any error (e.g. kCorruption for a record
+  // that does not decode) means the scan is incomplete.
+  virtual Result<void> ForEachLocation(
+      const std::function<void(std::string_view tier, std::string_view location)>& fn) = 0;
 
   // Users created through the admin API (bootstrap users live in the config).
   virtual Result<void> PutUser(const UserRecord& user) = 0;

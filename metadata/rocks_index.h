@@ -78,6 +78,10 @@ class RocksIndex final : public Index {
   Result<std::vector<PartRecord>> AbortUpload(const BucketName& bucket, const ObjectKey& key,
                                               const UploadId& upload_id) override;
 
+  // rocks_index_scan.cc.
+  Result<void> ForEachLocation(
+      const std::function<void(std::string_view tier, std::string_view location)>& fn) override;
+
   Result<void> PutUser(const UserRecord& user) override;
   Result<UserRecord> GetUser(const std::string& access_key) override;
   Result<void> DeleteUser(const std::string& access_key) override;

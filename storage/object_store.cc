@@ -1,6 +1,7 @@
 #include "storage/object_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "common/guard.h"
@@ -31,8 +32,8 @@ bool LooksLikeIpv4(std::string_view name) {
 
 }  // namespace
 
-Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const Config& config,
-                                                       metadata::Index& index) {
+Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const Config& config, metadata::Index& index,
+                                                       SweepOptions sweep) {
   return GuardExceptions("open object store", [&]() -> Result<std::unique_ptr<ObjectStore>> {
     const TierConfig* hot = config.HotTier();
     if (hot == nullptr) {
@@ -42,12 +43,18 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const Config& config,
       return Error(ErrorCode::kNotImplemented,
                    "tier " + hot->name + ": only local hot tiers are supported");
     }
+    const auto opened = std::chrono::system_clock::now();
     auto tier = LocalTier::Open(hot->name, hot->path, config.server.fsync);
     if (!tier.ok()) {
       return std::move(tier).error();
     }
-    return std::unique_ptr<ObjectStore>(
-        std::make_unique<LocalObjectStore>(std::move(tier).value(), index));
+    auto store = std::make_unique<LocalObjectStore>(std::move(tier).value(), index, sweep);
+    if (sweep.at_open) {
+      // Nothing writes yet, so every unreferenced file from before the open is an orphan.
+      store->SweepAndLog(opened, true);
+    }
+    store->StartSweeper();
+    return std::unique_ptr<ObjectStore>(std::move(store));
   });
 }
 

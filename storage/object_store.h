@@ -10,6 +10,7 @@
 // them from the blocking pool, never from an I/O thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,10 +53,26 @@ class ObjectReader {
   virtual Result<std::size_t> Read(std::uint64_t offset, std::span<char> buf) = 0;
 };
 
+// The orphan sweep: data files that no index record references (left by a crash between
+// promoting a file and committing its record, or between dropping a version and
+// unlinking its file) are removed at open and then periodically in the background.
+struct SweepOptions {
+  // Files whose inode changed (written, promoted, linked) less long ago are never swept
+  // in the background, so writes in flight are never touched. The sweep at open spares
+  // only files changed after the open began.
+  std::chrono::milliseconds grace{std::chrono::minutes(10)};
+  // Period of the background sweep; zero runs none.
+  std::chrono::milliseconds interval{std::chrono::hours(1)};
+  bool at_open = true;  // sweep once while opening
+};
+
 class ObjectStore {
  public:
-  // Opens the store: the hot tier from config.HotTier() (created if missing).
-  static Result<std::unique_ptr<ObjectStore>> Open(const Config& config, metadata::Index& index);
+  // Opens the store: the hot tier from config.HotTier() (created if missing), swept of
+  // orphans (logged), with a background sweeper per `sweep`; the store owns its thread
+  // and stops it on destruction.
+  static Result<std::unique_ptr<ObjectStore>> Open(const Config& config, metadata::Index& index,
+                                                   SweepOptions sweep = {});
   virtual ~ObjectStore() = default;
 
   // Buckets. CreateBucket validates S3's naming rules (kInvalidBucketName) and answers

@@ -1,10 +1,12 @@
 #include "storage/local/local_io.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "storage/crc64nvme.h"
 
@@ -45,8 +47,7 @@ Result<void> LocalPendingWrite::Append(std::string_view data) {
     failed_ = true;
     return written;
   }
-  md5_.Update(data);
-  crc64_ = Crc64Nvme(crc64_, data);
+  md5_.Update(data);  // CRC64NVME: the file computes it, per chunk and whole
   for (auto& e : extra_) {
     e.checksummer->Update(data);
   }
@@ -65,7 +66,7 @@ std::string LocalPendingWrite::Md5Base64() {
 
 std::optional<std::string> LocalPendingWrite::Checksum(ChecksumAlgorithm algorithm) {
   if (algorithm == ChecksumAlgorithm::kCrc64Nvme) {
-    return Crc64Base64(crc64_);
+    return Crc64Base64(file_->crc64());
   }
   for (auto& e : extra_) {
     if (e.algorithm == algorithm) {
@@ -84,9 +85,34 @@ std::vector<std::pair<std::string, std::string>> LocalPendingWrite::AllChecksums
   for (auto& e : extra_) {
     out.emplace_back(std::string(ChecksumName(e.algorithm)), *Checksum(e.algorithm));
   }
-  out.emplace_back(std::string(ChecksumName(ChecksumAlgorithm::kCrc64Nvme)), Crc64Base64(crc64_));
+  out.emplace_back(std::string(ChecksumName(ChecksumAlgorithm::kCrc64Nvme)),
+                   Crc64Base64(file_->crc64()));
   return out;
 }
+
+namespace {
+
+// Reads exactly `len` bytes at `offset`; a file that ends before is kCorruption.
+Result<void> PreadAll(int fd, char* dst, std::size_t len, std::uint64_t offset,
+                      const std::string& path) {
+  std::size_t done = 0;
+  while (done < len) {
+    const ssize_t n = ::pread(fd, dst + done, len - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return ErrnoError(errno, "read", path);
+    }
+    if (n == 0) {
+      return Error(ErrorCode::kCorruption, "data file " + path + " is shorter than its record");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return Ok();
+}
+
+}  // namespace
 
 Result<std::unique_ptr<ExtentReader>> ExtentReader::Open(
     const LocalTier& tier, const std::vector<metadata::Extent>& extents) {
@@ -106,19 +132,83 @@ Result<std::unique_ptr<ExtentReader>> ExtentReader::Open(
     if (::fstat(fd->get(), &st) != 0) {
       return ErrnoError(errno, "stat", path);
     }
-    if (static_cast<std::uint64_t>(st.st_size) != extent.size) {
-      return Error(ErrorCode::kCorruption, "data file " + path + " has " +
-                                               std::to_string(st.st_size) + " bytes, record " +
-                                               std::to_string(extent.size));
+    const auto file_size = static_cast<std::uint64_t>(st.st_size);
+    std::optional<ChunkFooter> footer;
+    if (file_size != extent.size) {  // equal: a file from before the trailer, unverified
+      if (file_size < extent.size + kFooterSize) {
+        spdlog::error("storage: data file {} has {} bytes, its record {} and a trailer", path,
+                      file_size, extent.size);
+        return Error(ErrorCode::kCorruption, "data file " + path + " has " +
+                                                 std::to_string(file_size) + " bytes, record " +
+                                                 std::to_string(extent.size));
+      }
+      std::string bytes(kFooterSize, '\0');
+      STRATA_RETURN_IF_ERROR(
+          PreadAll(fd->get(), bytes.data(), bytes.size(), file_size - kFooterSize, path));
+      auto decoded = DecodeFooter(bytes, file_size, path);
+      if (decoded.ok() && decoded->data_length != extent.size) {
+        decoded = Error(ErrorCode::kCorruption,
+                        "data file " + path + " holds " + std::to_string(decoded->data_length) +
+                            " bytes, record " + std::to_string(extent.size));
+      }
+      if (!decoded.ok()) {
+        spdlog::error("storage: {}", decoded.error().message);
+        return std::move(decoded).error();
+      }
+      footer = *decoded;
     }
     if (extent.size == 0) {
       continue;
     }
     reader->extents_.push_back(
-        {std::move(fd).value(), reader->size_, extent.size, std::move(path)});
+        {std::move(fd).value(), reader->size_, extent.size, std::move(path), footer});
     reader->size_ += extent.size;
   }
   return reader;
+}
+
+Result<void> ExtentReader::LoadCrcs(std::size_t e) {
+  if (crcs_extent_ == e) {
+    return Ok();
+  }
+  const OpenExtent& extent = extents_[e];
+  const ChunkFooter& footer = *extent.footer;
+  std::string trailer(footer.trailer_size(), '\0');
+  STRATA_RETURN_IF_ERROR(
+      PreadAll(extent.fd.get(), trailer.data(), trailer.size(), footer.crcs_offset(), extent.path));
+  const std::string_view view(trailer);
+  auto crcs = DecodeChunkCrcs(view.substr(0, footer.chunk_count * 8),
+                              view.substr(footer.chunk_count * 8), footer, extent.path);
+  if (!crcs.ok()) {
+    if (crcs.error().code == ErrorCode::kCorruption) {
+      CountChecksumMismatch();
+      spdlog::error("storage: {}", crcs.error().message);
+    }
+    return std::move(crcs).error();
+  }
+  crcs_extent_ = kNone;
+  crcs_ = std::move(crcs).value();
+  crcs_extent_ = e;
+  return Ok();
+}
+
+Result<void> ExtentReader::ReadChunk(std::size_t e, std::uint64_t index, char* dst,
+                                     std::size_t len) {
+  const OpenExtent& extent = extents_[e];
+  const std::uint64_t offset = index * extent.footer->chunk_size;
+  STRATA_RETURN_IF_ERROR(LoadCrcs(e));
+  STRATA_RETURN_IF_ERROR(PreadAll(extent.fd.get(), dst, len, offset, extent.path));
+  const std::uint64_t crc = Crc64Nvme(0, dst, len);
+  if (crc != crcs_[index]) {
+    CountChecksumMismatch();
+    spdlog::error(
+        "storage: CRC64NVME mismatch in data file {} chunk {} (bytes {}-{}): stored {:016x}, "
+        "read {:016x}",
+        extent.path, index, offset, offset + len - 1, crcs_[index], crc);
+    return Error(ErrorCode::kCorruption, "data file " + extent.path + ": chunk " +
+                                             std::to_string(index) + " fails its CRC64NVME");
+  }
+  return Ok();
 }
 
 Result<std::size_t> ExtentReader::Read(std::uint64_t offset, std::span<char> buf) {
@@ -128,27 +218,38 @@ Result<std::size_t> ExtentReader::Read(std::uint64_t offset, std::span<char> buf
   // The last extent starting at or before offset.
   auto it = std::upper_bound(extents_.begin(), extents_.end(), offset,
                              [](std::uint64_t off, const OpenExtent& e) { return off < e.start; });
-  const OpenExtent& extent = *std::prev(it);
+  const auto e = static_cast<std::size_t>(std::prev(it) - extents_.begin());
+  const OpenExtent& extent = extents_[e];
   const std::uint64_t within = offset - extent.start;
-  const std::size_t want =
-      static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), extent.size - within));
-  std::size_t done = 0;
-  while (done < want) {
-    const ssize_t n =
-        ::pread(extent.fd.get(), buf.data() + done, want - done, static_cast<off_t>(within + done));
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return ErrnoError(errno, "read", extent.path);
-    }
-    if (n == 0) {
-      return Error(ErrorCode::kCorruption,
-                   "data file " + extent.path + " is shorter than its record");
-    }
-    done += static_cast<std::size_t>(n);
+  if (!extent.footer) {
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), extent.size - within));
+    STRATA_RETURN_IF_ERROR(PreadAll(extent.fd.get(), buf.data(), want, within, extent.path));
+    return want;
   }
-  return done;
+  const std::uint64_t chunk_size = extent.footer->chunk_size;
+  const std::uint64_t index = within / chunk_size;
+  const std::uint64_t chunk_start = index * chunk_size;
+  const auto chunk_len =
+      static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, extent.size - chunk_start));
+  const auto in_chunk = static_cast<std::size_t>(within - chunk_start);
+  if (chunk_extent_ != e || chunk_index_ != index) {
+    if (in_chunk == 0 && buf.size() >= chunk_len) {
+      // A whole chunk wanted: verify it in the caller's buffer, no copy.
+      STRATA_RETURN_IF_ERROR(ReadChunk(e, index, buf.data(), chunk_len));
+      return chunk_len;
+    }
+    chunk_extent_ = kNone;
+    if (chunk_.size() < chunk_len) {
+      chunk_.resize(chunk_len);  // at most one chunk, kept for the reader's lifetime
+    }
+    STRATA_RETURN_IF_ERROR(ReadChunk(e, index, chunk_.data(), chunk_len));
+    chunk_extent_ = e;
+    chunk_index_ = index;
+  }
+  const std::size_t want = std::min(buf.size(), chunk_len - in_chunk);
+  std::memcpy(buf.data(), chunk_.data() + in_chunk, want);
+  return want;
 }
 
 }  // namespace strata::storage

@@ -13,6 +13,7 @@
 #include "common/ids.h"
 #include "metadata/records.h"
 #include "storage/checksum.h"
+#include "storage/local/chunk_trailer.h"
 #include "storage/local/local_tier.h"
 #include "storage/object_store.h"
 
@@ -47,7 +48,6 @@ class LocalPendingWrite final : public PendingWrite {
   BucketName bucket_;
   std::unique_ptr<LocalTempFile> file_;  // unlinks the temporary file unless promoted
   Md5 md5_;
-  std::uint64_t crc64_ = 0;
   std::vector<Extra> extra_;
   bool failed_ = false;
   bool finalized_ = false;
@@ -56,29 +56,50 @@ class LocalPendingWrite final : public PendingWrite {
 // Reads an object stored as consecutive extents (data files) on one local tier. Every
 // extent is opened up front, so an overwrite or delete that unlinks the files while the
 // object is being read cannot take bytes away from under the reader.
+//
+// Every chunk (storage/local/chunk_trailer.h) is verified against its CRC64NVME before
+// any of its bytes is returned. The reader holds at most one chunk (the last one
+// verified, so sequential reads smaller than a chunk read and hash it once) and the chunk
+// CRCs of one extent, loaded (and checked against the trailer's own CRC) on its first
+// read. Files without a trailer (written before it existed) are read unverified.
 class ExtentReader final : public ObjectReader {
  public:
   // kNoSuchKey when a file is gone (the version was replaced since the record was read),
-  // kCorruption when a file's size differs from its extent's.
+  // kCorruption when a file's trailer is damaged or disagrees with its extent's size.
   static Result<std::unique_ptr<ExtentReader>> Open(const LocalTier& tier,
                                                     const std::vector<metadata::Extent>& extents);
 
   std::uint64_t size() const override { return size_; }
-  // Reads within one extent: may return fewer bytes than asked, 0 only at the end.
+  // Reads within one chunk of one extent: may return fewer bytes than asked, 0 only at
+  // the end. kCorruption, naming the data file, when the chunk (or the extent's chunk
+  // CRCs) fails its CRC64NVME; that is logged and counted (ChecksumMismatches()).
   Result<std::size_t> Read(std::uint64_t offset, std::span<char> buf) override;
 
  private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
   struct OpenExtent {
     UniqueFd fd;
     std::uint64_t start = 0;  // offset of its first byte in the object
     std::uint64_t size = 0;
     std::string path;
+    std::optional<ChunkFooter> footer;  // nullopt: a file without trailer, unverified
   };
 
   ExtentReader() = default;
 
+  // Reads chunk `index` of extent `e` into `dst` (`len` bytes) and verifies it.
+  Result<void> ReadChunk(std::size_t e, std::uint64_t index, char* dst, std::size_t len);
+  // Makes crcs_ the chunk CRCs of extent `e`.
+  Result<void> LoadCrcs(std::size_t e);
+
   std::vector<OpenExtent> extents_;
   std::uint64_t size_ = 0;
+  std::size_t crcs_extent_ = kNone;
+  std::vector<std::uint64_t> crcs_;
+  std::size_t chunk_extent_ = kNone;  // the verified chunk in chunk_, if any
+  std::uint64_t chunk_index_ = 0;
+  std::vector<char> chunk_;
 };
 
 // base64 of a CRC64NVME value as S3 sends it (8 bytes, big-endian).

@@ -1,10 +1,14 @@
 // LocalObjectStore: the ObjectStore on one local hot tier and the index (private to
 // storage/). Objects: local_object_store.cc; copies: local_copy.cc; multipart uploads:
-// local_multipart.cc.
+// local_multipart.cc; the orphan sweep: local_sweep.cc.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "metadata/index.h"
@@ -16,8 +20,23 @@ namespace strata::storage {
 
 class LocalObjectStore final : public ObjectStore {
  public:
-  LocalObjectStore(std::unique_ptr<LocalTier> tier, metadata::Index& index)
-      : tier_(std::move(tier)), index_(index) {}
+  LocalObjectStore(std::unique_ptr<LocalTier> tier, metadata::Index& index, SweepOptions sweep = {})
+      : tier_(std::move(tier)), index_(index), sweep_(sweep) {}
+  ~LocalObjectStore() override;  // stops the sweeper thread, if started
+  LocalObjectStore(const LocalObjectStore&) = delete;
+  LocalObjectStore& operator=(const LocalObjectStore&) = delete;
+
+  // Removes the data files of the tier that no record of the index references (as any
+  // extent or part location, whatever tier the record names, so a renamed tier never
+  // loses its files) and whose inode changed before `cutoff`. Returns how many it
+  // removed. A failed index scan or listing removes nothing and is returned. Blocking: a
+  // full index scan and directory walk; any thread.
+  Result<std::size_t> SweepOrphans(std::chrono::system_clock::time_point cutoff);
+  // SweepOrphans, logging the outcome (also when nothing was removed if `log_clean`).
+  void SweepAndLog(std::chrono::system_clock::time_point cutoff, bool log_clean);
+  // Starts the background thread sweeping every sweep.interval with cutoff now - grace
+  // (nothing when the interval is zero). Call once.
+  void StartSweeper();
 
   Result<metadata::BucketRecord> CreateBucket(const BucketName& name, const std::string& owner,
                                               const std::string& region) override;
@@ -90,6 +109,12 @@ class LocalObjectStore final : public ObjectStore {
 
   std::unique_ptr<LocalTier> tier_;
   metadata::Index& index_;
+  SweepOptions sweep_;
+
+  std::mutex sweeper_mu_;
+  std::condition_variable sweeper_cv_;
+  bool stopping_ = false;  // guarded by sweeper_mu_
+  std::thread sweeper_;
 };
 
 std::int64_t NowMs();

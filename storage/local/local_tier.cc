@@ -62,6 +62,22 @@ Result<void> SyncDir(const std::string& path) {
   return Ok();
 }
 
+Result<void> WriteAll(int fd, std::string_view data, std::uint64_t offset,
+                      const std::string& path) {
+  while (!data.empty()) {
+    const ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return ErrnoError(errno, "write", path);
+    }
+    offset += static_cast<std::uint64_t>(n);
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return Ok();
+}
+
 Result<void> MakeDir(const std::string& path) {
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
     return ErrnoError(errno, "mkdir", path);
@@ -116,7 +132,7 @@ LocalTempFile::~LocalTempFile() {
 }
 
 Result<void> LocalTempFile::Append(std::string_view data) {
-  if (promoted_ || !fd_.valid()) {
+  if (promoted_ || trailer_written_ || !fd_.valid()) {
     return Error(ErrorCode::kInternal, "append to a closed file");
   }
   while (!data.empty()) {
@@ -128,6 +144,7 @@ Result<void> LocalTempFile::Append(std::string_view data) {
       return ErrnoError(errno, "write", tier_.TempPath(id_));
     }
     size_ += static_cast<std::uint64_t>(n);
+    crcs_.Update(data.substr(0, static_cast<std::size_t>(n)));
     data.remove_prefix(static_cast<std::size_t>(n));
   }
   return Ok();
@@ -218,6 +235,10 @@ Result<void> LocalTier::Promote(LocalTempFile& file) {
   }
   const std::string from = TempPath(file.id_);
   const std::string to = DataPath(file.id_);
+  if (!file.trailer_written_) {
+    STRATA_RETURN_IF_ERROR(WriteAll(file.fd_.get(), file.crcs_.Trailer(), file.size_, from));
+    file.trailer_written_ = true;
+  }
   if (fsync_ && ::fsync(file.fd_.get()) != 0) {
     return ErrnoError(errno, "fsync", from);
   }
@@ -291,6 +312,50 @@ Result<std::string> LocalTier::Link(std::string_view id) const {
     }
   }
   return new_id;
+}
+
+Result<void> LocalTier::ForEachDataFile(
+    const std::function<void(std::string_view id, std::chrono::system_clock::time_point changed)>&
+        fn) const {
+  const std::string data = root_ + "/data";
+  std::error_code ec;
+  for (fs::directory_iterator dir(data, ec), end; !ec && dir != end; dir.increment(ec)) {
+    const std::string fan_out = dir->path().filename().string();
+    std::error_code type_ec;
+    if (fan_out.size() != 2 || !dir->is_directory(type_ec)) {
+      continue;
+    }
+    std::error_code file_ec;
+    for (fs::directory_iterator it(dir->path(), file_ec); !file_ec && it != end;
+         it.increment(file_ec)) {
+      const std::string id = it->path().filename().string();
+      if (!IsValidId(id) || id.compare(0, 2, fan_out) != 0) {
+        continue;
+      }
+      struct stat st {};
+      if (::lstat(it->path().c_str(), &st) != 0) {
+        if (errno == ENOENT) {
+          continue;
+        }
+        return ErrnoError(errno, "stat", it->path().string());
+      }
+      if (!S_ISREG(st.st_mode)) {
+        continue;
+      }
+      const auto changed = std::chrono::system_clock::time_point(
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+              std::chrono::seconds(st.st_ctim.tv_sec) +
+              std::chrono::nanoseconds(st.st_ctim.tv_nsec)));
+      fn(id, changed);
+    }
+    if (file_ec) {
+      return Error(ErrorCode::kInternal, "list " + dir->path().string() + ": " + file_ec.message());
+    }
+  }
+  if (ec) {
+    return Error(ErrorCode::kInternal, "list " + data + ": " + ec.message());
+  }
+  return Ok();
 }
 
 Result<void> LocalTier::Remove(std::string_view id) const {

@@ -3,17 +3,22 @@
 // Layout under the root: tmp/<id> for files being written, data/<id[0:2]>/<id> for
 // committed ones; ids are 128-bit random numbers in 32 lower-case hex digits. A file is
 // created in tmp/, written, then promoted (fsync file, rename into data/, fsync the data
-// directory; both fsyncs skipped when `fsync` is off). Anything left in tmp/ at open is
-// an interrupted write and is deleted. Thread-safe: distinct files may be used from
+// directory; both fsyncs skipped when `fsync` is off). Promotion first appends the chunk
+// trailer (storage/local/chunk_trailer.h: per-MiB CRC64NVMEs computed while appending),
+// so a data file holds the object bytes followed by their checksums. Anything left in
+// tmp/ at open is an interrupted write and is deleted. Thread-safe: distinct files may be used from
 // distinct threads at once; one LocalTempFile is used by one thread at a time.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "common/error.h"
+#include "storage/local/chunk_trailer.h"
 
 namespace strata::storage {
 
@@ -43,7 +48,8 @@ class UniqueFd {
 
 class LocalTier;
 
-// A data file being written in tmp/. Unless promoted, destruction unlinks it.
+// A data file being written in tmp/. Unless promoted, destruction unlinks it. Hashes
+// what it appends (CRC64NVME per chunk and of the whole).
 class LocalTempFile {
  public:
   ~LocalTempFile();
@@ -52,7 +58,10 @@ class LocalTempFile {
 
   // Appends at the end (pwrite). kNoSpace when the disk or quota is full.
   Result<void> Append(std::string_view data);
+  // Object bytes appended so far (the trailer, written at promotion, is not counted).
   std::uint64_t size() const { return size_; }
+  // CRC64NVME of the bytes appended so far.
+  std::uint64_t crc64() const { return crcs_.Crc(); }
   const std::string& id() const { return id_; }
   bool promoted() const { return promoted_; }
 
@@ -64,6 +73,8 @@ class LocalTempFile {
   std::string id_;
   UniqueFd fd_;
   std::uint64_t size_ = 0;
+  ChunkCrcBuilder crcs_;
+  bool trailer_written_ = false;
   bool promoted_ = false;
 };
 
@@ -79,8 +90,9 @@ class LocalTier {
 
   // A new, empty file in tmp/ (O_CLOEXEC, mode 0644).
   Result<std::unique_ptr<LocalTempFile>> CreateTemp();
-  // Makes `file` a data file under its id: fsync, rename into data/, fsync the directory.
-  // On failure the file stays in tmp/ (and is removed when `file` is destroyed).
+  // Makes `file` a data file under its id: append the chunk trailer, fsync, rename into
+  // data/, fsync the directory. On failure the file stays in tmp/ (and is removed when
+  // `file` is destroyed).
   Result<void> Promote(LocalTempFile& file);
   // Opens a data file for reading (caller owns the fd). kNotFound when it is gone,
   // kCorruption when `id` is not a well-formed file id.
@@ -91,6 +103,14 @@ class LocalTier {
   Result<std::string> Link(std::string_view id) const;
   // Unlinks a data file; succeeds when it is already gone.
   Result<void> Remove(std::string_view id) const;
+  // Calls fn(id, changed) for every data file in data/<xx>/, `changed` being its inode's
+  // last status change (ctime: moved by the write, the rename into data/ and every link,
+  // so a file just promoted or linked always looks young). Names that are not file ids
+  // are skipped. A file removed meanwhile is skipped; a directory that cannot be listed
+  // is an error (the caller must not take the listing for complete).
+  Result<void> ForEachDataFile(
+      const std::function<void(std::string_view id, std::chrono::system_clock::time_point changed)>&
+          fn) const;
 
   std::string DataPath(std::string_view id) const;
   std::string TempPath(std::string_view id) const;

@@ -41,7 +41,12 @@ TEST(LocalTierTest, WritePromoteReadRemove) {
   file->reset();  // a promoted file survives its handle
   const std::string data_path = (*tier)->DataPath(id);
   EXPECT_EQ(data_path, (dir.path() / "hot" / "data" / id.substr(0, 2) / id).string());
-  EXPECT_EQ(ReadFile(data_path), "hello world");
+  // The object bytes, then their chunk trailer: one chunk CRC and the footer.
+  const std::string stored = ReadFile(data_path);
+  EXPECT_EQ(stored.substr(0, 11), "hello world");
+  EXPECT_EQ(stored.size(), 11 + 8 + kFooterSize);
+  EXPECT_EQ(stored.substr(11 + 8, 8), kTrailerMagic);
+
   EXPECT_TRUE(FilesUnder(dir.path() / "hot" / "tmp").empty());
 
   auto fd = (*tier)->OpenForRead(id);

@@ -1,0 +1,295 @@
+// ExtentReader's verification of the chunk trailer, through a real ObjectStore: damaged
+// bytes are refused chunk by chunk, damaged or truncated trailers at open, and files
+// written before the trailer existed still read.
+#include "storage/local/local_io.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "storage/integrity.h"
+#include "storage/local/local_object_store.h"
+#include "tests/unit/storage/test_dir.h"
+
+namespace strata::storage {
+namespace {
+
+using testing::TempDir;
+
+constexpr std::uint64_t MiB = 1 << 20;
+
+std::string RandomBody(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) {
+    c = static_cast<char>(rng());
+  }
+  return s;
+}
+
+void FlipByte(const std::string& path, std::uint64_t offset) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << path;
+  char c = 0;
+  ASSERT_EQ(::pread(fd, &c, 1, static_cast<off_t>(offset)), 1);
+  c = static_cast<char>(c ^ 0x01);
+  ASSERT_EQ(::pwrite(fd, &c, 1, static_cast<off_t>(offset)), 1);
+  ::close(fd);
+}
+
+class ChunkVerifyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto index = metadata::Index::Open((dir_.path() / "index").string(), {.sync = false});
+    ASSERT_TRUE(index.ok()) << index.error().message;
+    index_ = std::move(index).value();
+    auto tier = LocalTier::Open("hot", (dir_.path() / "hot").string(), false);
+    ASSERT_TRUE(tier.ok()) << tier.error().message;
+    tier_ = tier->get();
+    store_ = std::make_unique<LocalObjectStore>(std::move(tier).value(), *index_,
+                                                SweepOptions{.interval = {}, .at_open = false});
+    ASSERT_TRUE(store_->CreateBucket(BucketName("bucket"), "alice", "").ok());
+  }
+
+  metadata::ObjectRecord Put(const std::string& key, const std::string& body) {
+    auto w = store_->BeginWrite(BucketName("bucket"), {});
+    EXPECT_TRUE(w.ok());
+    for (std::size_t pos = 0; pos < body.size(); pos += 100'000) {
+      EXPECT_TRUE((*w)->Append(std::string_view(body).substr(pos, 100'000)).ok());
+    }
+    metadata::ObjectRecord record;
+    record.bucket = BucketName("bucket");
+    record.key = ObjectKey(key);
+    auto put = store_->CommitWrite(std::move(w).value(), record);
+    EXPECT_TRUE(put.ok()) << put.error().message;
+    return *put;
+  }
+
+  std::string DataPath(const metadata::ObjectRecord& record, std::size_t extent = 0) const {
+    return tier_->DataPath(record.placements.at(0).extents.at(extent).location);
+  }
+
+  // Reads [offset, offset + length) with reads of `block` bytes.
+  Result<std::string> ReadRange(const metadata::ObjectRecord& record, std::uint64_t offset,
+                                std::uint64_t length, std::size_t block = 256 * 1024) {
+    auto reader = store_->OpenObject(record);
+    if (!reader.ok()) {
+      return std::move(reader).error();
+    }
+    std::string out;
+    std::vector<char> buf(block);
+    while (out.size() < length) {
+      const auto want =
+          static_cast<std::size_t>(std::min<std::uint64_t>(block, length - out.size()));
+      auto n = (*reader)->Read(offset + out.size(), std::span<char>(buf.data(), want));
+      if (!n.ok()) {
+        return std::move(n).error();
+      }
+      if (*n == 0) {
+        break;
+      }
+      out.append(buf.data(), *n);
+    }
+    return out;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<metadata::Index> index_;
+  LocalTier* tier_ = nullptr;
+  std::unique_ptr<LocalObjectStore> store_;
+};
+
+TEST_F(ChunkVerifyTest, DataFileCarriesTrailerAndReadsBackInAnyBlockSize) {
+  const std::string body = RandomBody(3 * MiB + 12345, 1);
+  const auto record = Put("k", body);
+  EXPECT_EQ(std::filesystem::file_size(DataPath(record)), body.size() + 4 * 8 + kFooterSize);
+  for (std::size_t block : {std::size_t{777}, std::size_t{256 * 1024}, std::size_t{MiB},
+                            std::size_t{3 * MiB}, std::size_t{8 * MiB}}) {
+    auto got = ReadRange(record, 0, body.size(), block);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    EXPECT_TRUE(*got == body) << block;
+  }
+  auto middle = ReadRange(record, MiB - 10, 2 * MiB + 20, 100'000);
+  ASSERT_TRUE(middle.ok());
+  EXPECT_TRUE(*middle == body.substr(MiB - 10, 2 * MiB + 20));
+}
+
+TEST_F(ChunkVerifyTest, DamagedChunkFailsOnlyTheRangesThatTouchIt) {
+  const std::string body = RandomBody(3 * MiB + 500, 2);
+  const auto record = Put("k", body);
+  const std::string path = DataPath(record);
+  FlipByte(path, MiB + MiB / 2);  // in chunk 1
+  const std::uint64_t before = ChecksumMismatches();
+
+  auto bad = ReadRange(record, MiB + 100, 1000);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kCorruption);
+  EXPECT_NE(bad.error().message.find(path), std::string::npos) << bad.error().message;
+  EXPECT_EQ(ChecksumMismatches(), before + 1);
+  // A whole-chunk read straight into the caller's buffer is verified as well.
+  auto whole_chunk = ReadRange(record, MiB, MiB, MiB);
+  ASSERT_FALSE(whole_chunk.ok());
+  EXPECT_EQ(whole_chunk.error().code, ErrorCode::kCorruption);
+  EXPECT_EQ(ChecksumMismatches(), before + 2);
+  // The whole object, as a GET reads it: fails when it reaches chunk 1.
+  EXPECT_FALSE(ReadRange(record, 0, body.size()).ok());
+
+  // Ranges in undamaged chunks read fine, right up to the damaged one.
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> good_ranges = {
+      {0, MiB}, {MiB - 1, 1}, {2 * MiB, MiB + 500}, {3 * MiB + 499, 1}};
+  for (const auto& [offset, length] : good_ranges) {
+    auto good = ReadRange(record, offset, length);
+    ASSERT_TRUE(good.ok()) << offset << ": " << good.error().message;
+    EXPECT_TRUE(*good == body.substr(offset, length)) << offset;
+  }
+}
+
+TEST_F(ChunkVerifyTest, DamagedChunkCrcFailsTheRead) {
+  const std::string body = RandomBody(2 * MiB, 3);
+  const auto record = Put("k", body);
+  FlipByte(DataPath(record), body.size() + 3);  // the first chunk CRC
+  const std::uint64_t before = ChecksumMismatches();
+  auto got = ReadRange(record, 0, 10);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().code, ErrorCode::kCorruption);
+  EXPECT_EQ(ChecksumMismatches(), before + 1);
+}
+
+TEST_F(ChunkVerifyTest, TruncatedOrDamagedTrailerIsRefusedAtOpen) {
+  const std::string body = RandomBody(MiB + 7, 4);
+  const std::uint64_t trailer = 2 * 8 + kFooterSize;
+  for (std::uint64_t keep : {body.size() + trailer - 1, body.size() + trailer - 20, body.size() + 5,
+                             body.size() + 1, body.size() - 1}) {
+    const auto record = Put("k" + std::to_string(keep), body);
+    std::filesystem::resize_file(DataPath(record), keep);
+    auto reader = store_->OpenObject(record);
+    ASSERT_FALSE(reader.ok()) << keep;
+    EXPECT_EQ(reader.error().code, ErrorCode::kCorruption) << keep;
+    EXPECT_NE(reader.error().message.find(DataPath(record)), std::string::npos);
+  }
+  // Damaged magic, and a footer whose length disagrees with the record.
+  for (std::uint64_t at : {body.size() + trailer - kFooterSize, body.size() + trailer - 24}) {
+    const auto record = Put("m" + std::to_string(at), body);
+    FlipByte(DataPath(record), at);
+    auto reader = store_->OpenObject(record);
+    ASSERT_FALSE(reader.ok()) << at;
+    EXPECT_EQ(reader.error().code, ErrorCode::kCorruption) << at;
+  }
+}
+
+TEST_F(ChunkVerifyTest, FilesWithoutTrailerReadUnverified) {
+  // Written by a strata from before the trailer: the file is exactly the object bytes.
+  const std::string body = RandomBody(2 * MiB + 3, 5);
+  const auto record = Put("legacy", body);
+  std::filesystem::resize_file(DataPath(record), body.size());
+  auto got = ReadRange(record, 0, body.size());
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_TRUE(*got == body);
+  auto part = ReadRange(record, MiB - 3, 10, 4);
+  ASSERT_TRUE(part.ok());
+  EXPECT_EQ(*part, body.substr(MiB - 3, 10));
+
+  const auto empty = Put("empty-legacy", "");
+  std::filesystem::resize_file(DataPath(empty), 0);
+  auto none = ReadRange(empty, 0, 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(ChunkVerifyTest, EmptyObjectHasAnEmptyTrailer) {
+  const auto record = Put("empty", "");
+  EXPECT_EQ(std::filesystem::file_size(DataPath(record)), kFooterSize);
+  auto reader = store_->OpenObject(record);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  EXPECT_EQ((*reader)->size(), 0u);
+  std::vector<char> buf(10);
+  auto n = (*reader)->Read(0, buf);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 0u);
+}
+
+TEST_F(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
+  metadata::UploadRecord upload;
+  upload.object.bucket = BucketName("bucket");
+  upload.object.key = ObjectKey("mp");
+  auto created = store_->CreateUpload(upload);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  const std::string one = RandomBody(5 * MiB + 3, 6);
+  const std::string two = RandomBody(MiB + MiB / 2, 7);
+  CompletionRequest request;
+  std::uint32_t number = 0;
+  for (const std::string* body : {&one, &two}) {
+    auto w = store_->BeginWrite(BucketName("bucket"), {});
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Append(*body).ok());
+    auto part = store_->CommitPart(std::move(w).value(), *created, ++number);
+    ASSERT_TRUE(part.ok()) << part.error().message;
+    request.parts.push_back({part->number, part->etag, {}});
+  }
+  auto done =
+      store_->CompleteUpload(BucketName("bucket"), ObjectKey("mp"), created->upload_id, request);
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  ASSERT_EQ(done->placements.at(0).extents.size(), 2u);
+  const std::string body = one + two;
+  auto got = ReadRange(*done, 0, body.size());
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_TRUE(*got == body);
+  // Across the extent boundary, unaligned on both sides.
+  auto across = ReadRange(*done, one.size() - 1000, 5000, 3000);
+  ASSERT_TRUE(across.ok());
+  EXPECT_TRUE(*across == body.substr(one.size() - 1000, 5000));
+
+  // A ranged UploadPartCopy from it: read through the verified path, written with a
+  // trailer of its own.
+  metadata::UploadRecord upload2 = upload;
+  upload2.object.key = ObjectKey("copy");
+  auto created2 = store_->CreateUpload(upload2);
+  ASSERT_TRUE(created2.ok());
+  const std::uint64_t first = MiB + 3;
+  const std::uint64_t length = one.size() + 1000 - first;
+  auto copied = store_->CopyPart(*done, first, length, *created2, 1);
+  ASSERT_TRUE(copied.ok()) << copied.error().message;
+  EXPECT_EQ(copied->size, length);
+  EXPECT_EQ(std::filesystem::file_size(tier_->DataPath(copied->location)),
+            length + 5 * 8 + kFooterSize);
+  CompletionRequest request2;
+  request2.parts.push_back({1, copied->etag, {}});
+  auto done2 = store_->CompleteUpload(BucketName("bucket"), ObjectKey("copy"), created2->upload_id,
+                                      request2);
+  ASSERT_TRUE(done2.ok()) << done2.error().message;
+  auto got2 = ReadRange(*done2, 0, length);
+  ASSERT_TRUE(got2.ok());
+  EXPECT_TRUE(*got2 == body.substr(first, length));
+
+  // Damage in the second extent: the first still reads, the second does not.
+  FlipByte(DataPath(*done, 1), 10);
+  EXPECT_TRUE(ReadRange(*done, 0, one.size()).ok());
+  auto bad = ReadRange(*done, one.size(), 100);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kCorruption);
+  EXPECT_NE(bad.error().message.find(DataPath(*done, 1)), std::string::npos);
+}
+
+TEST_F(ChunkVerifyTest, CopyObjectSharesTheTrailer) {
+  const std::string body = RandomBody(MiB + 1, 8);
+  const auto source = Put("src", body);
+  metadata::ObjectRecord record;
+  record.bucket = BucketName("bucket");
+  record.key = ObjectKey("dst");
+  auto copy = store_->CopyObject(source, record);
+  ASSERT_TRUE(copy.ok()) << copy.error().message;
+  auto got = ReadRange(*copy, 0, body.size());
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_TRUE(*got == body);
+  FlipByte(DataPath(source), 5);  // one inode, two names
+  EXPECT_EQ(ReadRange(*copy, 0, 10).error().code, ErrorCode::kCorruption);
+  EXPECT_TRUE(ReadRange(*copy, MiB, 1).ok());
+}
+
+}  // namespace
+}  // namespace strata::storage
