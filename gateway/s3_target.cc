@@ -95,6 +95,10 @@ Result<S3Target> ParseS3Target(std::string_view target, std::string_view host,
       hostname[hostname.size() - domain.size() - 1] == '.') {
     t.virtual_hosted = true;
     t.bucket = std::string(hostname.substr(0, hostname.size() - domain.size() - 1));
+    if (t.bucket.find('/') != std::string::npos) {
+      // Not a host name (the mutation fuzz test found it): no bucket can be named so.
+      return Error(ErrorCode::kInvalidArgument, "malformed Host header");
+    }
     t.key = path->substr(1);
     return t;
   }

@@ -1,5 +1,7 @@
 #include "gateway/handlers/context.h"
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 
 #include "auth/payload_decoder.h"
@@ -56,6 +58,32 @@ Result<const metadata::BucketRecord*> ExistingBucket(const RequestContext& ctx) 
     return Error(ErrorCode::kNoSuchBucket, "The specified bucket does not exist");
   }
   return &*ctx.bucket;
+}
+
+Result<std::size_t> CountParam(const RequestContext& ctx, std::string_view name,
+                               std::size_t fallback, std::size_t cap) {
+  auto text = ctx.target.Param(name);
+  if (!text) {
+    return fallback;
+  }
+  long long v = -1;
+  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || p != text->data() + text->size() || v < 0) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "Provided " + std::string(name) + " not an integer or within integer range");
+  }
+  return static_cast<std::size_t>(std::min<long long>(v, static_cast<long long>(cap)));
+}
+
+Result<bool> UrlEncodingParam(const RequestContext& ctx) {
+  auto enc = ctx.target.Param("encoding-type");
+  if (!enc) {
+    return false;
+  }
+  if (*enc != "url") {
+    return Error(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
+  }
+  return true;
 }
 
 HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml,

@@ -45,6 +45,13 @@ using HandlerResult = boost::asio::awaitable<Result<void>>;
 // request's payload decoder. kMalformedXml when it exceeds `limit` bytes.
 boost::asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::size_t limit);
 
+// A non-negative integer query parameter capped at `cap`; `fallback` when absent;
+// kInvalidArgument when malformed.
+Result<std::size_t> CountParam(const RequestContext& ctx, std::string_view name,
+                               std::size_t fallback, std::size_t cap);
+// Listings' encoding-type: true for "url", false when absent, kInvalidArgument otherwise.
+Result<bool> UrlEncodingParam(const RequestContext& ctx);
+
 HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml,
                       ResponseHeader header = {});
 HandlerResult SendEmpty(RequestContext& ctx, unsigned status, ResponseHeader header = {});

@@ -16,22 +16,6 @@ namespace {
 // 10000 parts with their checksums and XML.
 constexpr std::size_t kMaxCompleteBody = 4 * 1024 * 1024;
 
-// A non-negative integer query parameter capped at `cap`; `fallback` when absent.
-Result<std::size_t> CountParam(const RequestContext& ctx, std::string_view name,
-                               std::size_t fallback, std::size_t cap) {
-  auto text = ctx.target.Param(name);
-  if (!text) {
-    return fallback;
-  }
-  long long v = -1;
-  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-  if (ec != std::errc() || p != text->data() + text->size() || v < 0) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "Provided " + std::string(name) + " not an integer or within integer range");
-  }
-  return static_cast<std::size_t>(std::min<long long>(v, static_cast<long long>(cap)));
-}
-
 Result<std::uint32_t> PartNumberParam(const RequestContext& ctx) {
   auto text = ctx.target.Param("partNumber").value_or("");
   std::uint32_t number = 0;
@@ -329,12 +313,9 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
   std::string delimiter(t.Param("delimiter").value_or(""));
   std::string key_marker(t.Param("key-marker").value_or(""));
   std::string upload_id_marker(key_marker.empty() ? "" : t.Param("upload-id-marker").value_or(""));
-  bool url_encode = false;
-  if (auto enc = t.Param("encoding-type")) {
-    if (*enc != "url") {
-      co_return Error(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
-    }
-    url_encode = true;
+  auto url_encode = UrlEncodingParam(ctx);
+  if (!url_encode.ok()) {
+    co_return url_encode.error();
   }
   auto max_uploads = CountParam(ctx, "max-uploads", 1000, 1000);
   if (!max_uploads.ok()) {
@@ -400,7 +381,7 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
     truncated = !more->uploads.empty();
   }
 
-  auto enc = [&](const std::string& s) { return url_encode ? auth::UriEncode(s, false) : s; };
+  auto enc = [&](const std::string& s) { return *url_encode ? auth::UriEncode(s, false) : s; };
   XmlWriter xml("ListMultipartUploadsResult");
   xml.Element("Bucket", t.bucket)
       .Element("KeyMarker", enc(key_marker))
@@ -417,7 +398,7 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
     xml.Element("Delimiter", enc(delimiter));
   }
   xml.Element("Prefix", enc(prefix)).Element("MaxUploads", std::to_string(*max_uploads));
-  if (url_encode) {
+  if (*url_encode) {
     xml.Element("EncodingType", "url");
   }
   xml.Element("IsTruncated", truncated ? "true" : "false");

@@ -59,23 +59,15 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
     co_return Error(ErrorCode::kInvalidArgument,
                     "A version-id marker cannot be specified without a key marker.");
   }
-  bool url_encode = false;
-  if (auto enc = t.Param("encoding-type")) {
-    if (*enc != "url") {
-      co_return Error(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
-    }
-    url_encode = true;
+  auto url_encode = UrlEncodingParam(ctx);
+  if (!url_encode.ok()) {
+    co_return url_encode.error();
   }
-  std::size_t max_keys = 1000;
-  if (auto mk = t.Param("max-keys")) {
-    long long v = -1;
-    auto [p, ec] = std::from_chars(mk->data(), mk->data() + mk->size(), v);
-    if (ec != std::errc() || p != mk->data() + mk->size() || v < 0) {
-      co_return Error(ErrorCode::kInvalidArgument,
-                      "Provided max-keys not an integer or within integer range");
-    }
-    max_keys = static_cast<std::size_t>(std::min<long long>(v, 1000));
+  auto max_keys_param = CountParam(ctx, "max-keys", 1000, 1000);
+  if (!max_keys_param.ok()) {
+    co_return max_keys_param.error();
   }
+  const std::size_t max_keys = *max_keys_param;
   auto exists = ExistingBucket(ctx);
   if (!exists.ok()) {
     co_return exists.error();
@@ -126,7 +118,7 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
     }
   }
 
-  auto enc = [&](const std::string& s) { return url_encode ? auth::UriEncode(s, false) : s; };
+  auto enc = [&](const std::string& s) { return *url_encode ? auth::UriEncode(s, false) : s; };
   XmlWriter xml("ListVersionsResult");
   xml.Element("Name", t.bucket)
       .Element("Prefix", enc(prefix))
@@ -136,7 +128,7 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
   if (!delimiter.empty()) {
     xml.Element("Delimiter", enc(delimiter));
   }
-  if (url_encode) {
+  if (*url_encode) {
     xml.Element("EncodingType", "url");
   }
   xml.Element("IsTruncated", truncated ? "true" : "false");

@@ -9,36 +9,14 @@
 #include "gateway/http_time.h"
 #include "gateway/s3_target.h"
 #include "gateway/xml.h"
+#include "tests/unit/gateway/mutate.h"
 
 namespace strata::gateway {
 namespace {
 
 constexpr int kIterations = 5000;
 
-std::string Mutate(std::string s, std::mt19937& rng) {
-  static constexpr char kInteresting[] = "%/?&=+-,<>\"'!\r\n 0123456789abcdefFbytes";
-  int edits = 1 + static_cast<int>(rng() % 4);
-  for (; edits > 0; --edits) {
-    std::size_t at = s.empty() ? 0 : rng() % (s.size() + 1);
-    char c = rng() % 2 ? static_cast<char>(rng()) : kInteresting[rng() % (sizeof kInteresting - 1)];
-    switch (rng() % 3) {
-      case 0:
-        if (at < s.size()) {
-          s[at] = c;
-          break;
-        }
-        [[fallthrough]];
-      case 1:
-        s.insert(s.begin() + static_cast<long>(at), c);
-        break;
-      default:
-        if (at < s.size()) {
-          s.erase(at, 1);
-        }
-    }
-  }
-  return s;
-}
+using testing::Mutate;
 
 TEST(GatewayFuzz, RequestTargets) {
   std::mt19937 rng(11);

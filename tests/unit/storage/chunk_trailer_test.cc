@@ -6,18 +6,14 @@
 #include <string>
 
 #include "storage/crc64nvme.h"
+#include "tests/unit/storage/test_bytes.h"
 
 namespace strata::storage {
 namespace {
 
-std::string RandomBytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) {
-    c = static_cast<char>(rng());
-  }
-  return s;
-}
+using testing::ChecksumOf;
+using testing::Md5Hex;
+using testing::RandomBytes;
 
 std::uint64_t Le64(std::string_view s, std::size_t at) {
   std::uint64_t v = 0;

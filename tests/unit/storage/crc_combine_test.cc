@@ -7,30 +7,19 @@
 #include <vector>
 
 #include "storage/checksum.h"
+#include "tests/unit/storage/test_bytes.h"
 
 namespace strata::storage {
 namespace {
+
+using testing::ChecksumOf;
+using testing::Md5Hex;
+using testing::RandomBytes;
 
 constexpr std::uint32_t kCrc32Poly = 0xEDB88320u;  // zlib's
 constexpr std::uint32_t kCrc32cPoly = 0x82F63B78u;
 constexpr ChecksumAlgorithm kCrcs[] = {ChecksumAlgorithm::kCrc32, ChecksumAlgorithm::kCrc32c,
                                        ChecksumAlgorithm::kCrc64Nvme};
-
-std::string RandomBytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) {
-    c = static_cast<char>(rng());
-  }
-  return s;
-}
-
-// The reference: the checksummer run over the bytes themselves.
-std::string ChecksumOf(ChecksumAlgorithm algorithm, std::string_view data) {
-  auto digest = MakeChecksummer(algorithm);
-  digest->Update(data);
-  return digest->FinalBase64();
-}
 
 std::uint32_t Crc32Value(ChecksumAlgorithm algorithm, std::string_view data) {
   auto raw = Base64Decode(ChecksumOf(algorithm, data));

@@ -14,23 +14,19 @@
 
 #include "storage/integrity.h"
 #include "storage/local/local_object_store.h"
+#include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
 
 namespace strata::storage {
 namespace {
 
+using testing::ChecksumOf;
+using testing::Md5Hex;
+using testing::RandomBytes;
+
 using testing::TempDir;
 
 constexpr std::uint64_t MiB = 1 << 20;
-
-std::string RandomBody(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) {
-    c = static_cast<char>(rng());
-  }
-  return s;
-}
 
 void FlipByte(const std::string& path, std::uint64_t offset) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
@@ -105,7 +101,7 @@ class ChunkVerifyTest : public ::testing::Test {
 };
 
 TEST_F(ChunkVerifyTest, DataFileCarriesTrailerAndReadsBackInAnyBlockSize) {
-  const std::string body = RandomBody(3 * MiB + 12345, 1);
+  const std::string body = RandomBytes(3 * MiB + 12345, 1);
   const auto record = Put("k", body);
   EXPECT_EQ(std::filesystem::file_size(DataPath(record)), body.size() + 4 * 8 + kFooterSize);
   for (std::size_t block : {std::size_t{777}, std::size_t{256 * 1024}, std::size_t{MiB},
@@ -120,7 +116,7 @@ TEST_F(ChunkVerifyTest, DataFileCarriesTrailerAndReadsBackInAnyBlockSize) {
 }
 
 TEST_F(ChunkVerifyTest, DamagedChunkFailsOnlyTheRangesThatTouchIt) {
-  const std::string body = RandomBody(3 * MiB + 500, 2);
+  const std::string body = RandomBytes(3 * MiB + 500, 2);
   const auto record = Put("k", body);
   const std::string path = DataPath(record);
   FlipByte(path, MiB + MiB / 2);  // in chunk 1
@@ -150,7 +146,7 @@ TEST_F(ChunkVerifyTest, DamagedChunkFailsOnlyTheRangesThatTouchIt) {
 }
 
 TEST_F(ChunkVerifyTest, DamagedChunkCrcFailsTheRead) {
-  const std::string body = RandomBody(2 * MiB, 3);
+  const std::string body = RandomBytes(2 * MiB, 3);
   const auto record = Put("k", body);
   FlipByte(DataPath(record), body.size() + 3);  // the first chunk CRC
   const std::uint64_t before = ChecksumMismatches();
@@ -161,7 +157,7 @@ TEST_F(ChunkVerifyTest, DamagedChunkCrcFailsTheRead) {
 }
 
 TEST_F(ChunkVerifyTest, TruncatedOrDamagedTrailerIsRefusedAtOpen) {
-  const std::string body = RandomBody(MiB + 7, 4);
+  const std::string body = RandomBytes(MiB + 7, 4);
   const std::uint64_t trailer = 2 * 8 + kFooterSize;
   for (std::uint64_t keep : {body.size() + trailer - 1, body.size() + trailer - 20, body.size() + 5,
                              body.size() + 1, body.size() - 1}) {
@@ -184,7 +180,7 @@ TEST_F(ChunkVerifyTest, TruncatedOrDamagedTrailerIsRefusedAtOpen) {
 
 TEST_F(ChunkVerifyTest, FilesWithoutTrailerReadUnverified) {
   // Written by a strata from before the trailer: the file is exactly the object bytes.
-  const std::string body = RandomBody(2 * MiB + 3, 5);
+  const std::string body = RandomBytes(2 * MiB + 3, 5);
   const auto record = Put("legacy", body);
   std::filesystem::resize_file(DataPath(record), body.size());
   auto got = ReadRange(record, 0, body.size());
@@ -219,8 +215,8 @@ TEST_F(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
   upload.object.key = ObjectKey("mp");
   auto created = store_->CreateUpload(upload);
   ASSERT_TRUE(created.ok()) << created.error().message;
-  const std::string one = RandomBody(5 * MiB + 3, 6);
-  const std::string two = RandomBody(MiB + MiB / 2, 7);
+  const std::string one = RandomBytes(5 * MiB + 3, 6);
+  const std::string two = RandomBytes(MiB + MiB / 2, 7);
   CompletionRequest request;
   std::uint32_t number = 0;
   for (const std::string* body : {&one, &two}) {
@@ -276,7 +272,7 @@ TEST_F(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
 }
 
 TEST_F(ChunkVerifyTest, CopyObjectSharesTheTrailer) {
-  const std::string body = RandomBody(MiB + 1, 8);
+  const std::string body = RandomBytes(MiB + 1, 8);
   const auto source = Put("src", body);
   metadata::ObjectRecord record;
   record.bucket = BucketName("bucket");

@@ -8,33 +8,17 @@
 #include <vector>
 
 #include "storage/checksum.h"
+#include "tests/unit/storage/test_bytes.h"
 
 namespace strata::storage {
 namespace {
 
+using testing::ChecksumOf;
+using testing::Md5Hex;
+using testing::RandomBytes;
+
 using metadata::PartRecord;
 using metadata::UploadRecord;
-
-std::string RandomBytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) {
-    c = static_cast<char>(rng());
-  }
-  return s;
-}
-
-std::string ChecksumOf(ChecksumAlgorithm algorithm, std::string_view data) {
-  auto digest = MakeChecksummer(algorithm);
-  digest->Update(data);
-  return digest->FinalBase64();
-}
-
-std::string Md5Hex(std::string_view data) {
-  Md5 md5;
-  md5.Update(data);
-  return md5.FinalHex();
-}
 
 // Hex to bytes, written here rather than borrowed so MultipartEtag is checked against an
 // independent computation.

@@ -7,34 +7,18 @@
 #include <set>
 
 #include "storage/object_store.h"
+#include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
 
 namespace strata::storage {
 namespace {
 
+using testing::ChecksumOf;
+using testing::Md5Hex;
+using testing::RandomBytes;
+
 using testing::FilesUnder;
 using testing::TempDir;
-
-std::string RandomBody(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) {
-    c = static_cast<char>(rng());
-  }
-  return s;
-}
-
-std::string ChecksumOf(ChecksumAlgorithm algorithm, std::string_view data) {
-  auto digest = MakeChecksummer(algorithm);
-  digest->Update(data);
-  return digest->FinalBase64();
-}
-
-std::string Md5Hex(std::string_view data) {
-  Md5 md5;
-  md5.Update(data);
-  return md5.FinalHex();
-}
 
 const std::string* Find(const std::vector<std::pair<std::string, std::string>>& checksums,
                         const std::string& name) {
@@ -183,7 +167,7 @@ class StoreCopyMultipartTest : public ::testing::Test {
 // ---- CopyObject ----
 
 TEST_F(StoreCopyMultipartTest, CopyObjectIsASecondNameForTheSameBytes) {
-  const std::string body = RandomBody(300'000, 1);
+  const std::string body = RandomBytes(300'000, 1);
   auto source = Put("src", body, {ChecksumAlgorithm::kSha256});
   auto copy = store_->CopyObject(source, Target("dst"));
   ASSERT_TRUE(copy.ok()) << copy.error().message;
@@ -208,7 +192,7 @@ TEST_F(StoreCopyMultipartTest, CopyObjectIsASecondNameForTheSameBytes) {
 }
 
 TEST_F(StoreCopyMultipartTest, DeletingTheSourceKeepsTheCopy) {
-  const std::string body = RandomBody(50'000, 2);
+  const std::string body = RandomBytes(50'000, 2);
   auto source = Put("src", body);
   auto copy = store_->CopyObject(source, Target("dst"));
   ASSERT_TRUE(copy.ok());
@@ -219,7 +203,7 @@ TEST_F(StoreCopyMultipartTest, DeletingTheSourceKeepsTheCopy) {
 }
 
 TEST_F(StoreCopyMultipartTest, OverwritingTheCopyKeepsTheSource) {
-  const std::string body = RandomBody(50'000, 3);
+  const std::string body = RandomBytes(50'000, 3);
   auto source = Put("src", body);
   ASSERT_TRUE(store_->CopyObject(source, Target("dst")).ok());
   Put("dst", "new contents");
@@ -232,7 +216,7 @@ TEST_F(StoreCopyMultipartTest, OverwritingTheCopyKeepsTheSource) {
 }
 
 TEST_F(StoreCopyMultipartTest, CopyOntoItselfReplacesMetadataAndKeepsBytes) {
-  const std::string body = RandomBody(10'000, 4);
+  const std::string body = RandomBytes(10'000, 4);
   auto source = Put("same", body);
   auto copy = store_->CopyObject(source, Target("same"));
   ASSERT_TRUE(copy.ok()) << copy.error().message;
@@ -245,7 +229,7 @@ TEST_F(StoreCopyMultipartTest, CopyOntoItselfReplacesMetadataAndKeepsBytes) {
 }
 
 TEST_F(StoreCopyMultipartTest, CopyOfAVanishedSourceIsNoSuchKey) {
-  auto source = Put("src", RandomBody(1000, 5));
+  auto source = Put("src", RandomBytes(1000, 5));
   ASSERT_TRUE(store_->DeleteObject(BucketName("bucket"), ObjectKey("src")).ok());
   ASSERT_EQ(DataFiles(), 0u);
   auto copy = store_->CopyObject(source, Target("dst"));  // the stale record
@@ -281,9 +265,9 @@ TEST_F(StoreCopyMultipartTest, CreateUploadFillsIdAndTimeAndNeedsTheBucket) {
 TEST_F(StoreCopyMultipartTest, CompletedObjectReadsByteExactAcrossExtents) {
   // Part 1 uploaded; part 2 a whole-object copy (linked); part 3 a ranged copy (copied
   // bytes); part 4 uploaded but left out of the completion.
-  const std::string body1 = RandomBody(kMinPartSize + 13, 10);
-  const std::string body2 = RandomBody(kMinPartSize, 11);
-  const std::string ranged_source = RandomBody(40'000, 12);
+  const std::string body1 = RandomBytes(kMinPartSize + 13, 10);
+  const std::string body2 = RandomBytes(kMinPartSize, 11);
+  const std::string ranged_source = RandomBytes(40'000, 12);
   const std::string body3 = ranged_source.substr(1000, 7777);
   auto source2 = Put("whole-src", body2, {ChecksumAlgorithm::kCrc32});
   auto source3 = Put("range-src", ranged_source);
@@ -375,7 +359,7 @@ TEST_F(StoreCopyMultipartTest, CompletedObjectReadsByteExactAcrossExtents) {
 }
 
 TEST_F(StoreCopyMultipartTest, WholeCopyLackingTheUploadsChecksumIsCopiedNotLinked) {
-  const std::string body = RandomBody(20'000, 20);
+  const std::string body = RandomBytes(20'000, 20);
   auto source = Put("src", body);  // no SHA256
   auto upload = NewUpload("mpu", "SHA256");
   auto part = store_->CopyPart(source, 0, body.size(), upload, 1);
@@ -386,8 +370,8 @@ TEST_F(StoreCopyMultipartTest, WholeCopyLackingTheUploadsChecksumIsCopiedNotLink
 }
 
 TEST_F(StoreCopyMultipartTest, CopyOfAMultipartObjectKeepsItsPartsAndExtents) {
-  const std::string body1 = RandomBody(kMinPartSize, 30);
-  const std::string body2 = RandomBody(4321, 31);
+  const std::string body1 = RandomBytes(kMinPartSize, 30);
+  const std::string body2 = RandomBytes(4321, 31);
   auto upload = NewUpload("mpu");
   auto p1 = CommitPart(upload, 1, body1);
   auto p2 = CommitPart(upload, 2, body2);
@@ -408,7 +392,7 @@ TEST_F(StoreCopyMultipartTest, CopyOfAMultipartObjectKeepsItsPartsAndExtents) {
 
 TEST_F(StoreCopyMultipartTest, CopyMissingALaterExtentLeavesNoLinks) {
   auto upload = NewUpload("mpu");
-  auto p1 = CommitPart(upload, 1, RandomBody(kMinPartSize, 40));
+  auto p1 = CommitPart(upload, 1, RandomBytes(kMinPartSize, 40));
   auto p2 = CommitPart(upload, 2, "tail");
   auto object = store_->CompleteUpload(BucketName("bucket"), ObjectKey("mpu"), upload.upload_id,
                                        Naming({p1, p2}));
@@ -438,8 +422,8 @@ TEST_F(StoreCopyMultipartTest, ReplacingAPartFreesTheOldFile) {
 
 TEST_F(StoreCopyMultipartTest, AbortFreesEveryPartFile) {
   auto upload = NewUpload("k");
-  CommitPart(upload, 1, RandomBody(1000, 50));
-  CommitPart(upload, 2, RandomBody(2000, 51));
+  CommitPart(upload, 1, RandomBytes(1000, 50));
+  CommitPart(upload, 2, RandomBytes(2000, 51));
   auto source = Put("src", "copied whole");
   ASSERT_TRUE(store_->CopyPart(source, 0, source.size, upload, 3).ok());
   EXPECT_EQ(DataFiles(), 4u);

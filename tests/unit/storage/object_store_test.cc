@@ -6,10 +6,15 @@
 #include <thread>
 
 #include "storage/crc64nvme.h"
+#include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
 
 namespace strata::storage {
 namespace {
+
+using testing::ChecksumOf;
+using testing::Md5Hex;
+using testing::RandomBytes;
 
 using testing::FilesUnder;
 using testing::TempDir;
@@ -87,17 +92,8 @@ class ObjectStoreTest : public ::testing::Test {
   std::unique_ptr<ObjectStore> store_;
 };
 
-std::string RandomBody(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) {
-    c = static_cast<char>(rng());
-  }
-  return s;
-}
-
 TEST_F(ObjectStoreTest, PutHeadGetRoundTrip) {
-  const std::string body = RandomBody(100'000, 1);
+  const std::string body = RandomBytes(100'000, 1);
   auto put = Put("dir/file.bin", body, {ChecksumAlgorithm::kSha256, ChecksumAlgorithm::kCrc32c});
   ASSERT_TRUE(put.ok()) << put.error().message;
   EXPECT_EQ(put->size, body.size());
@@ -189,7 +185,7 @@ TEST_F(ObjectStoreTest, OverwriteFreesOldBytes) {
 }
 
 TEST_F(ObjectStoreTest, InFlightReadSurvivesOverwriteAndDelete) {
-  const std::string body = RandomBody(50'000, 2);
+  const std::string body = RandomBytes(50'000, 2);
   auto v1 = Put("k", body);
   ASSERT_TRUE(v1.ok());
   auto reader = store_->OpenObject(*v1);
@@ -223,7 +219,7 @@ TEST_F(ObjectStoreTest, AbandonedWriteLeavesNothing) {
   {
     auto w = store_->BeginWrite(BucketName("bucket"), {});
     ASSERT_TRUE(w.ok());
-    ASSERT_TRUE((*w)->Append(RandomBody(10'000, 3)).ok());
+    ASSERT_TRUE((*w)->Append(RandomBytes(10'000, 3)).ok());
     EXPECT_EQ(TempFiles(), 1u);
   }
   EXPECT_EQ(TempFiles(), 0u);
@@ -294,7 +290,7 @@ TEST_F(ObjectStoreTest, ConcurrentOverwritesLeaveOneFile) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 15; ++i) {
-        if (!Put("hot-key", RandomBody(3000 + i, t * 100 + i)).ok()) {
+        if (!Put("hot-key", RandomBytes(3000 + i, t * 100 + i)).ok()) {
           ++failures;
         }
       }
