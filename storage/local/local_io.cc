@@ -21,8 +21,9 @@ std::string Crc64Base64(std::uint64_t crc) {
 }
 
 LocalPendingWrite::LocalPendingWrite(BucketName bucket, std::unique_ptr<LocalTempFile> file,
-                                     const std::vector<ChecksumAlgorithm>& checksums)
-    : bucket_(std::move(bucket)), file_(std::move(file)) {
+                                     const std::vector<ChecksumAlgorithm>& checksums,
+                                     VersionId version_id)
+    : bucket_(std::move(bucket)), version_id_(std::move(version_id)), file_(std::move(file)) {
   for (auto algorithm : checksums) {
     if (algorithm == ChecksumAlgorithm::kCrc64Nvme) {
       continue;  // always computed

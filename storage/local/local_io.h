@@ -22,8 +22,11 @@ namespace strata::storage {
 // Hashes as it appends: MD5, CRC64NVME always, and the requested checksums.
 class LocalPendingWrite final : public PendingWrite {
  public:
+  // `version_id`: the id the version gets when committed, chosen by the store from the
+  // bucket's versioning state when the write begins.
   LocalPendingWrite(BucketName bucket, std::unique_ptr<LocalTempFile> file,
-                    const std::vector<ChecksumAlgorithm>& checksums);
+                    const std::vector<ChecksumAlgorithm>& checksums,
+                    VersionId version_id = VersionId("null"));
 
   Result<void> Append(std::string_view data) override;
   std::uint64_t size() const override { return file_->size(); }
@@ -35,6 +38,7 @@ class LocalPendingWrite final : public PendingWrite {
   std::vector<std::pair<std::string, std::string>> AllChecksums();
 
   const BucketName& bucket() const { return bucket_; }
+  const VersionId& version_id() const { return version_id_; }
   LocalTempFile& file() { return *file_; }
   bool failed() const { return failed_; }
 
@@ -46,6 +50,7 @@ class LocalPendingWrite final : public PendingWrite {
   };
 
   BucketName bucket_;
+  VersionId version_id_;
   std::unique_ptr<LocalTempFile> file_;  // unlinks the temporary file unless promoted
   Md5 md5_;
   std::vector<Extra> extra_;

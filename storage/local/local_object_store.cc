@@ -88,7 +88,11 @@ Result<VersionId> LocalObjectStore::NextVersionId(const BucketName& bucket) {
   if (!record.ok()) {
     return std::move(record).error();
   }
-  if (record->versioning != "Enabled") {
+  return VersionIdFor(*record);
+}
+
+VersionId VersionIdFor(const metadata::BucketRecord& bucket) {
+  if (bucket.versioning != "Enabled") {
     return VersionId("null");
   }
   return VersionId(TimeOrderedId(NowMs()));
@@ -118,8 +122,8 @@ Result<std::unique_ptr<PendingWrite>> LocalObjectStore::BeginWrite(
     if (!file.ok()) {
       return std::move(file).error();
     }
-    return std::unique_ptr<PendingWrite>(
-        std::make_unique<LocalPendingWrite>(bucket, std::move(file).value(), checksums));
+    return std::unique_ptr<PendingWrite>(std::make_unique<LocalPendingWrite>(
+        bucket, std::move(file).value(), checksums, VersionIdFor(*exists)));
   });
 }
 
@@ -142,11 +146,8 @@ Result<metadata::ObjectRecord> LocalObjectStore::CommitWrite(
     record.size = pending->size();
     record.etag = pending->Md5Hex();
     record.last_modified_ms = NowMs();
-    auto version = NextVersionId(record.bucket);
-    if (!version.ok()) {
-      return std::move(version).error();
-    }
-    record.version_id = *version;
+    // Chosen when the write began, from the bucket record read then: no second lookup.
+    record.version_id = pending->version_id();
     record.delete_marker = false;
     record.checksums = pending->AllChecksums();
     record.checksum_type = "FULL_OBJECT";

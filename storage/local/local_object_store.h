@@ -123,4 +123,7 @@ std::int64_t NowMs();
 // so that a key's uploads list oldest first.
 std::string TimeOrderedId(std::int64_t now_ms);
 
+// The id a new version gets in `bucket`: fresh when versioning is Enabled, else "null".
+VersionId VersionIdFor(const metadata::BucketRecord& bucket);
+
 }  // namespace strata::storage
