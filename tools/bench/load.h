@@ -58,6 +58,7 @@ struct LoadOptions {
   bool payload_sha256 = true;   // PUT: sign the body's SHA-256 (boto3 over http), else UNSIGNED
   std::uint64_t part_size = 0;  // PUT: > 0 uploads each object as a multipart upload
   int read_percent = 90;        // MIX: share of GETs
+  bool mix_overwrite = false;   // MIX: PUT the keys being read (else sibling keys "<key>-w")
   std::uint64_t read_rate = 0;  // GET: bytes/s per connection, 0 = as fast as possible
   double warmup_s = 0;          // requests in the first warmup_s seconds are not counted
 };

@@ -11,7 +11,8 @@
 // Key options: --bucket B --key-prefix P --first N --count N --step N
 //   [--suffixes N --suffix-first N] (see KeySet in load.h)
 // Load options: --connections N --threads N --duration S --requests N --warmup S --size N
-//   --random --unsigned-payload --part-size N --read-percent P --read-rate BYTES_PER_S
+//   --random --unsigned-payload --part-size N --read-percent P --mix-overwrite --read-rate
+//   BYTES_PER_S
 // Signing: --plain (no signature: nginx), else SigV4 in the Authorization header with
 //   --access-key/--secret-key/--region (default: strata's bootstrap user).
 // Every mode prints one JSON object on stdout (also to --json FILE) and exits 1 when any
@@ -47,7 +48,7 @@ int Usage(const char* why) {
 class Args {
  public:
   bool Parse(int argc, char** argv, int from, std::string& error) {
-    static const char* kFlags[] = {"--random", "--plain", "--unsigned-payload"};
+    static const char* kFlags[] = {"--random", "--plain", "--unsigned-payload", "--mix-overwrite"};
     for (int i = from; i < argc; ++i) {
       std::string name = argv[i];
       if (name.rfind("--", 0) != 0) {
@@ -58,15 +59,12 @@ class Args {
       for (const char* f : kFlags) {
         flag = flag || name == f;
       }
-      if (flag) {
-        values_[name.substr(2)] = "1";
-        continue;
-      }
-      if (i + 1 >= argc) {
+      if (!flag && i + 1 >= argc) {
         error = name + " needs a value";
         return false;
       }
-      values_[name.substr(2)] = argv[++i];
+      std::string value(flag ? "1" : argv[++i]);
+      values_.insert_or_assign(name.substr(2), std::move(value));
     }
     return true;
   }
@@ -189,6 +187,7 @@ int Load(Args& args, bool populate) {
   o.part_size = args.U64("part-size", 0);
   o.read_percent = static_cast<int>(args.U64("read-percent", 90));
   o.read_rate = args.U64("read-rate", 0);
+  o.mix_overwrite = args.Has("mix-overwrite");
   std::string label = args.Str("label", o.method);
   if (std::string unused = args.Unused(); !unused.empty()) {
     return Usage(("unknown option " + unused).c_str());

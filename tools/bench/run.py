@@ -297,7 +297,7 @@ http {{
 
     def disk_baselines(self):
         rt = self.p.fio_runtime
-        self.fio_fsync = self.fio("fsync4k", "--rw=write", "--bs=4k", "--size=64m",
+        self.fio_fsync = self.fio("fsync4k", "--rw=write", "--bs=4k", "--size=16m",
                                   "--numjobs=64", "--fsync=1", "--time_based",
                                   f"--runtime={rt}")
         size = "256m" if self.p.quick else "1g"
