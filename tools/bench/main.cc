@@ -179,8 +179,8 @@ int Load(Args& args, bool populate) {
   o.random_order = args.Has("random");
   o.connections = static_cast<int>(args.U64("connections", 16));
   o.threads = static_cast<int>(args.U64("threads", 1));
-  o.duration_s = args.Num("duration", populate ? 0 : 5);
   o.requests = populate ? o.keys.Size() : args.U64("requests", 0);
+  o.duration_s = args.Num("duration", o.requests > 0 ? 0 : 5);
   o.warmup_s = args.Num("warmup", 0);
   o.size = args.U64("size", 4096);
   o.payload_sha256 = !args.Has("unsigned-payload");

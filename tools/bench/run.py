@@ -498,8 +498,14 @@ http {{
                             "--percent-limit", "0.7", "-g", "none", "--sort", "symbol"],
                            capture_output=True, text=True)
         self.profile_text = r.stdout
-        self.raw["profile_top"] = [l for l in r.stdout.splitlines()
-                                   if l.strip() and not l.startswith("#")][:40]
+        samples = re.search(r"^# Samples: (\S+)", r.stdout, re.M)
+        top = []
+        for line in r.stdout.splitlines():
+            m = re.match(r"\s*([\d.]+%)\s+(\[[.k]\])\s+(.*?)\s*(-\s+-)?\s*$", line)
+            if m:
+                top.append(f"{m.group(1):>7} {m.group(2)} {m.group(3)}")
+        self.raw["profile_samples"] = samples.group(1) if samples else "?"
+        self.raw["profile_top"] = top[:40]
 
     # ---- main ---------------------------------------------------------------------------
 
@@ -538,7 +544,8 @@ http {{
         if self.notes:
             lines += ["", "Notes:"] + [f"- {n}" for n in self.notes]
         if self.profile_text:
-            lines += ["", "Profile of strata during hot GET 4 KiB (perf, self time):", "",
+            lines += ["", "Profile of strata during hot GET 4 KiB (perf, self time, "
+                      f"{self.raw['profile_samples']} samples; [k] kernel, [.] user):", "",
                       "```"] + self.raw["profile_top"][:25] + ["```"]
         md = "\n".join(lines) + "\n"
         os.makedirs(self.args.out, exist_ok=True)
