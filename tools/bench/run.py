@@ -60,12 +60,12 @@ class Profile:
         self.warmup = 0.5 if quick else 2
         self.small_keys = 200 if quick else 1000   # the hot 4 KiB set
         self.big_size = 256 * MIB
-        self.big_puts = 4 if quick else 16         # 256 MiB PUTs (4 connections)
+        self.big_puts = 4 if quick else 8          # 256 MiB PUTs (4 connections)
         self.mem_conns = 1000
         self.mem_duration = 5 if quick else 20
         self.idx_small = 1000 if quick else 10000  # objects in the small index
         self.idx_large_goal = 20000 if quick else 1000000
-        self.fill_budget = 20 if quick else 330    # seconds allowed for filling the large index
+        self.fill_budget = 20 if quick else 240    # seconds allowed for filling the large index
         self.fio_runtime = 3 if quick else 15
         self.list_duration = 3 if quick else 10
 
