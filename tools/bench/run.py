@@ -400,11 +400,13 @@ http {{
                "--key-prefix", "big/k", "--count", 1]
         proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
+        self.procs["memory-load"] = proc  # stopped with the servers if the run is interrupted
         peak_sampled = 0
         while proc.poll() is None:
             peak_sampled = max(peak_sampled, self.rss(pid)["VmRSS"])
             time.sleep(0.1)
         out, err = proc.communicate()
+        self.procs.pop("memory-load", None)
         after = self.rss(pid)
         res = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
         # A transfer cut off at the end is not an error; a refused connection or a non-2xx is.
