@@ -64,7 +64,9 @@ class Profile:
         self.mem_conns = 1000
         self.mem_duration = 5 if quick else 20
         self.idx_small = 1000 if quick else 10000  # objects in the small index
-        self.idx_large_goal = 20000 if quick else 1000000
+        self.idx_large_goal = 10000 if quick else 1000000
+        # Multipart repeats the 256 MiB PUT's cost; --quick uploads 64 MiB objects to fit.
+        self.mpu_size = 64 * MIB if quick else 256 * MIB
         self.fill_budget = 20 if quick else 240    # seconds allowed for filling the large index
         self.fio_runtime = 3 if quick else 15
         self.list_duration = 3 if quick else 10
@@ -366,12 +368,13 @@ http {{
         self.ratio_row(f"PUT {mb} MiB, 4 conn, fsync on ({self.p.big_puts} objects)",
                        s, self.fio_seq, "mb_per_s", 0.7, "MB/s",
                        "fio sequential 1 MiB writes, 4 jobs, end_fsync")
-        part = 16 * MIB
-        s = self.load("multipart 256 MiB", "strata", "--method", "PUT", "--size", size,
+        part, mpu = 16 * MIB, self.p.mpu_size
+        s = self.load("multipart PUT", "strata", "--method", "PUT", "--size", mpu,
                       "--part-size", part, "--connections", 4, "--requests", self.p.big_puts,
                       "--bucket", "bench", "--key-prefix", "mpu/k", "--count", 4)
-        self.ratio_row(f"multipart PUT {mb} MiB (16 MiB parts), 4 conn, fsync on",
-                       s, self.fio_seq, "mb_per_s", None, "MB/s", "fio sequential")
+        self.ratio_row(f"multipart PUT {mpu // MIB} MiB (16 MiB parts), 4 conn, fsync on "
+                       f"({self.p.big_puts} objects)", s, self.fio_seq, "mb_per_s", None, "MB/s",
+                       "fio sequential")
         # One copy on nginx for the GET, written by the same generator.
         self.bench("populate", "--size", size, "--connections", 1, "--bucket", "bench",
                    "--key-prefix", "big/k", "--count", 1, url=self.nginx_url, plain=True)
