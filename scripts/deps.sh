@@ -5,6 +5,7 @@
 #
 #   scripts/deps.sh          build dependencies
 #   scripts/deps.sh --test   build and test dependencies
+#   scripts/deps.sh --bench  build dependencies plus what tools/bench/run.sh drives
 set -euo pipefail
 
 BUILD_PKGS=(
@@ -18,11 +19,16 @@ BUILD_PKGS=(
 TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli openssl clang-format-16
            s3fs fuse rclone)
 
+# The benchmark's baselines and load generator: nginx (static files and WebDAV PUT), wrk,
+# fio (the disk's fsync and sequential write rates) and perf (the profile).
+BENCH_PKGS=(nginx wrk fio linux-perf)
+
 want=("${BUILD_PKGS[@]}")
 for arg in "$@"; do
   case "$arg" in
     --test) want+=("${TEST_PKGS[@]}") ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --bench) want+=("${BENCH_PKGS[@]}") ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "deps.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done

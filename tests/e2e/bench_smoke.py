@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Smoke test of the benchmark harness (ctest e2e_bench_smoke): strata-bench against the
+strata binary of this build for a few seconds on a handful of objects. It keeps the harness
+honest, not fast: every mode runs, its JSON has the fields tools/bench/run.py reads, errors
+are zero where they must be and counted where they must be.
+
+Environment: STRATA_BIN, STRATA_BENCH_BIN (set by tests/e2e/CMakeLists.txt).
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+STRATA = os.environ["STRATA_BIN"]
+BENCH = os.environ["STRATA_BENCH_BIN"]
+LOAD_FIELDS = {"requests", "errors", "bytes", "seconds", "req_per_s", "mb_per_s", "p50_ms",
+               "p99_ms", "max_ms", "first_error"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def bench(*args, expect_rc=0):
+    r = subprocess.run([BENCH, *map(str, args)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == expect_rc, f"{args}: rc {r.returncode}\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+def bench_json(*args, expect_rc=0):
+    out = json.loads(bench(*args, expect_rc=expect_rc).strip().splitlines()[-1])
+    return out
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="bench-smoke-")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    conf = os.path.join(work, "strata.toml")
+    with open(conf, "w") as f:
+        f.write(f"""[server]
+listen = "127.0.0.1:{port}"
+data_dir = "{work}/data"
+threads = 2
+fsync = true
+log_level = "warn"
+[[users]]
+access_key = "strata"
+secret_key = "strata-secret-key"
+admin = true
+[[tiers]]
+name = "hot"
+kind = "local"
+path = "{work}/data/hot"
+[storage_classes]
+STANDARD = "hot"
+""")
+    server = subprocess.Popen([STRATA, "--config", conf], cwd=work)
+    try:
+        deadline = time.time() + 60
+        while True:
+            assert server.poll() is None, "strata exited at start"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.time() < deadline, "strata did not start"
+                time.sleep(0.1)
+
+        bench("request", "--endpoint", url, "--method", "PUT", "--path", "/smoke")
+        keys = ["--bucket", "smoke", "--key-prefix", "s/k", "--count", 8]
+        put = bench_json("populate", "--endpoint", url, "--size", 4096, "--connections", 4, *keys)
+        assert LOAD_FIELDS <= put.keys() and put["requests"] == 8 and put["errors"] == 0, put
+        assert put["bytes"] == 8 * 4096, put
+
+        for method in ("GET", "HEAD", "MIX"):
+            r = bench_json("load", "--endpoint", url, "--method", method, "--connections", 4,
+                           "--threads", 2, "--duration", 1.5, "--warmup", 0.2, "--random", *keys)
+            assert LOAD_FIELDS <= r.keys(), r
+            assert r["errors"] == 0 and r["requests"] > 0 and r["req_per_s"] > 0, r
+            assert 0 < r["p50_ms"] <= r["p99_ms"] <= r["max_ms"], r
+            if method == "GET":
+                assert r["bytes"] == r["requests"] * 4096 or r["bytes"] >= r["requests"] * 4096, r
+
+        mpu = bench_json("load", "--endpoint", url, "--method", "PUT", "--size", 11 << 20,
+                         "--part-size", 5 << 20, "--connections", 1, "--requests", 1,
+                         "--bucket", "smoke", "--key-prefix", "m/k", "--count", 1)
+        assert mpu["requests"] == 1 and mpu["errors"] == 0, mpu
+
+        lst = bench_json("list", "--endpoint", url, "--bucket", "smoke", "--max-keys", 3,
+                         "--max-pages", 4, "--duration", 5)
+        assert lst["errors"] == 0 and lst["pages"] == 4 and lst["keys"] == 12, lst
+
+        paths = bench("presign", "--endpoint", url, *keys).split()
+        assert len(paths) == 8 and all("X-Amz-Signature=" in p for p in paths), paths
+
+        # Errors are counted and fail the run: missing keys answer 404.
+        miss = bench_json("load", "--endpoint", url, "--method", "GET", "--connections", 2,
+                          "--requests", 4, "--bucket", "smoke", "--key-prefix", "missing/",
+                          "--count", 2, expect_rc=1)
+        assert miss["errors"] == 4 and "404" in miss["first_error"], miss
+        # Unsigned requests are refused by strata, and counted as errors too.
+        bench_json("load", "--endpoint", url, "--plain", "--method", "GET", "--requests", 2,
+                   *keys, expect_rc=1)
+        # Only loopback targets.
+        bench("load", "--endpoint", "http://10.1.2.3:80", "--requests", 1, expect_rc=2)
+
+        crc = bench_json("crc", "--mib", 4, "--rounds", 1)
+        assert crc["crc64nvme_gb_per_s"] > 0 and crc["memcpy_gb_per_s"] > 0, crc
+        sig = bench_json("sigv4", "--duration", 0.2)
+        assert sig["verify_header_per_s"] > 0 and sig["verify_presigned_per_s"] > 0, sig
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    print("bench smoke: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
