@@ -71,9 +71,9 @@ TEST(Tags, RejectsBadTags) {
 }
 
 TEST(Tags, Header) {
-  auto tags = ParseTaggingHeader("a=1&b=two%20words&c&d=x+y&e%3Df=%26");
+  auto tags = ParseTaggingHeader("a=1&b=two%20words&c&d=x+y&e%3Df=%2B");
   ASSERT_TRUE(tags.ok()) << tags.error().message;
-  EXPECT_EQ(*tags, (Tags{{"a", "1"}, {"b", "two words"}, {"c", ""}, {"d", "x y"}, {"e=f", "&"}}));
+  EXPECT_EQ(*tags, (Tags{{"a", "1"}, {"b", "two words"}, {"c", ""}, {"d", "x y"}, {"e=f", "+"}}));
   auto none = ParseTaggingHeader("");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
@@ -83,6 +83,7 @@ TEST(Tags, Header) {
   EXPECT_EQ(ParseTaggingHeader("a=%2").error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(ParseTaggingHeader("=v").error().code, ErrorCode::kInvalidTag);
   EXPECT_EQ(ParseTaggingHeader("k=a%2Cb").error().code, ErrorCode::kInvalidTag);
+  EXPECT_EQ(ParseTaggingHeader("k=%26").error().code, ErrorCode::kInvalidTag);  // "&"
   std::string eleven;
   for (int i = 0; i < 11; ++i) {
     eleven += (i ? "&k" : "k") + std::to_string(i) + "=v";
