@@ -18,7 +18,6 @@ constexpr std::string_view kAdminPrefix = "/_strata/admin/";
 constexpr std::string_view kUnsupportedSubresources[] = {"accelerate",
                                                          "acl",
                                                          "analytics",
-                                                         "attributes",
                                                          "cors",
                                                          "encryption",
                                                          "intelligent-tiering",
@@ -38,7 +37,6 @@ constexpr std::string_view kUnsupportedSubresources[] = {"accelerate",
                                                          "restore",
                                                          "retention",
                                                          "select",
-                                                         "tagging",
                                                          "torrent",
                                                          "website",
                                                          "renameObject",
@@ -63,6 +61,30 @@ Error MethodNotAllowed() {
                "The specified method is not allowed against this resource.");
 }
 
+// ?tagging on a bucket or an object.
+HandlerResult RouteTagging(RequestContext& ctx) {
+  const bool bucket = ctx.target.key.empty();
+  switch (ctx.request().method()) {
+    case http::verb::put:
+      if (bucket) {
+        co_return co_await PutBucketTagging(ctx);
+      }
+      co_return co_await PutObjectTagging(ctx);
+    case http::verb::get:
+      if (bucket) {
+        co_return co_await GetBucketTagging(ctx);
+      }
+      co_return co_await GetObjectTagging(ctx);
+    case http::verb::delete_:
+      if (bucket) {
+        co_return co_await DeleteBucketTagging(ctx);
+      }
+      co_return co_await DeleteObjectTagging(ctx);
+    default:
+      co_return MethodNotAllowed();
+  }
+}
+
 HandlerResult Route(RequestContext& ctx) {
   const auto& t = ctx.target;
   auto verb = ctx.request().method();
@@ -79,7 +101,8 @@ HandlerResult Route(RequestContext& ctx) {
     co_return MethodNotAllowed();
   }
   // PUT on a bucket creates it, unless it configures a sub-resource of an existing one.
-  bool creating_bucket = t.key.empty() && verb == http::verb::put && !t.HasParam("versioning");
+  bool creating_bucket = t.key.empty() && verb == http::verb::put && !t.HasParam("versioning") &&
+                         !t.HasParam("tagging");
   if (!creating_bucket) {
     // A missing bucket is left to the handler, which answers NoSuchBucket.
     auto bucket = ctx.services.store.GetBucket(BucketName(t.bucket));
@@ -97,6 +120,15 @@ HandlerResult Route(RequestContext& ctx) {
   }
   if (HasUnsupportedSubresource(t)) {
     co_return NotImplemented();
+  }
+  if (t.HasParam("tagging")) {
+    co_return co_await RouteTagging(ctx);
+  }
+  if (!t.key.empty() && t.HasParam("attributes")) {
+    if (verb != http::verb::get) {
+      co_return MethodNotAllowed();
+    }
+    co_return co_await GetObjectAttributes(ctx);
   }
   if (t.key.empty()) {
     switch (verb) {

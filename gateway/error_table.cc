@@ -64,6 +64,12 @@ S3ErrorInfo LookupS3Error(ErrorCode code) {
       return {405, "MethodNotAllowed"};
     case ErrorCode::kNoSuchVersion:
       return {404, "NoSuchVersion"};
+    case ErrorCode::kInvalidTag:
+      return {400, "InvalidTag"};
+    case ErrorCode::kTooManyTags:
+      return {400, "BadRequest"};
+    case ErrorCode::kNoSuchTagSet:
+      return {404, "NoSuchTagSet"};
     case ErrorCode::kNoSuchUpload:
       return {404, "NoSuchUpload"};
     case ErrorCode::kInvalidPart:

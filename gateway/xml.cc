@@ -1,6 +1,7 @@
 #include "gateway/xml.h"
 
 #include <charconv>
+#include <optional>
 #include <pugixml.hpp>
 
 namespace strata::gateway {
@@ -211,6 +212,77 @@ Result<std::string> ParseVersioningConfiguration(std::string_view body) {
     return Malformed();
   }
   return status;
+}
+
+namespace {
+
+// The text of an element that holds only text (or nothing); nullopt when it has child
+// elements.
+std::optional<std::string_view> TextOnly(const pugi::xml_node& node) {
+  for (auto child : node.children()) {
+    if (child.type() == pugi::node_element) {
+      return std::nullopt;
+    }
+  }
+  return std::string_view(node.child_value());
+}
+
+}  // namespace
+
+Result<metadata::Tags> ParseTagging(std::string_view body) {
+  pugi::xml_document doc;
+  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
+    return Malformed();
+  }
+  auto root = SingleRoot(doc, "Tagging");
+  if (!root) {
+    return Malformed();
+  }
+  metadata::Tags tags;
+  int tag_sets = 0;
+  for (auto set : root.children()) {
+    if (set.type() != pugi::node_element) {
+      continue;
+    }
+    if (std::string_view(set.name()) != "TagSet" || ++tag_sets > 1) {
+      return Malformed();
+    }
+    for (auto tag : set.children()) {
+      if (tag.type() != pugi::node_element) {
+        continue;
+      }
+      if (std::string_view(tag.name()) != "Tag") {
+        return Malformed();
+      }
+      std::optional<std::string_view> key;
+      std::optional<std::string_view> value;
+      for (auto field : tag.children()) {
+        if (field.type() != pugi::node_element) {
+          continue;
+        }
+        std::string_view name = field.name();
+        auto text = TextOnly(field);
+        if (!text) {
+          return Malformed();
+        }
+        if (name == "Key" && !key) {
+          key = text;
+        } else if (name == "Value" && !value) {
+          value = text;
+        } else {
+          return Malformed();
+        }
+      }
+      if (!key || !value) {
+        return Malformed();
+      }
+      tags.emplace_back(std::string(*key), std::string(*value));
+    }
+  }
+  if (tag_sets != 1) {
+    return Malformed();
+  }
+  return tags;
 }
 
 Result<std::vector<storage::CompletedPart>> ParseCompleteMultipartUpload(std::string_view body) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "metadata/records.h"
 #include "storage/multipart.h"
 
 namespace strata::gateway {
@@ -52,6 +53,12 @@ Result<DeleteRequest> ParseDeleteRequest(std::string_view body);
 // kMalformedXml for anything else (including a missing Status); kNotImplemented for
 // MfaDelete Enabled.
 Result<std::string> ParseVersioningConfiguration(std::string_view body);
+
+// PutObjectTagging's and PutBucketTagging's body: <Tagging><TagSet><Tag><Key/><Value/>
+// </Tag>*</TagSet></Tagging>, tags in document order. kMalformedXml for anything else (no
+// TagSet or two, a Tag without Key or Value or with either twice, unknown elements);
+// S3's tag rules are checked separately (gateway/tags.h).
+Result<metadata::Tags> ParseTagging(std::string_view body);
 
 // CompleteMultipartUpload's request body: <CompleteMultipartUpload><Part><PartNumber/>
 // <ETag/><ChecksumCRC32/>...</Part>*</CompleteMultipartUpload>, ETags unquoted. Order is

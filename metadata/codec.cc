@@ -157,6 +157,7 @@ std::string EncodeBucket(const BucketRecord& bucket) {
   e.PutSignedVarint(bucket.created_ms);
   e.PutString(bucket.region);
   e.PutString(bucket.versioning);  // format 2
+  PutPairs(e, bucket.tags);        // format 3
   return std::move(e).Finish();
 }
 
@@ -167,7 +168,8 @@ Result<BucketRecord> DecodeBucket(std::string_view bytes) {
   std::uint8_t format = 0;
   if (!d.GetByte(&format) || format < 1 || format > kBucketFormat || !d.GetString(&name) ||
       !d.GetString(&b.owner) || !d.GetSignedVarint(&b.created_ms) || !d.GetString(&b.region) ||
-      (format >= 2 && !d.GetString(&b.versioning)) || !d.done()) {
+      (format >= 2 && !d.GetString(&b.versioning)) || (format >= 3 && !GetPairs(d, &b.tags)) ||
+      !d.done()) {
     return Corrupt("bucket");
   }
   b.name = BucketName(std::move(name));
@@ -204,6 +206,8 @@ void PutObjectFields(Encoder& e, const ObjectRecord& o) {
     e.PutVarint(part.size);
     PutPairs(e, part.checksums);
   }
+  // Format 3 from here.
+  PutPairs(e, o.tags);
 }
 
 bool GetPlacements(Decoder& d, std::uint8_t format, std::uint64_t object_size,
@@ -278,7 +282,7 @@ bool GetObjectFields(Decoder& d, std::uint8_t format, ObjectRecord* o) {
     return false;
   }
   o->delete_marker = marker == 1;
-  return true;
+  return format < 3 || GetPairs(d, &o->tags);
 }
 
 }  // namespace

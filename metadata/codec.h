@@ -19,8 +19,8 @@
 
 namespace strata::metadata {
 
-inline constexpr std::uint8_t kBucketFormat = 2;
-inline constexpr std::uint8_t kObjectFormat = 2;
+inline constexpr std::uint8_t kBucketFormat = 3;
+inline constexpr std::uint8_t kObjectFormat = 3;
 inline constexpr std::uint8_t kUserFormat = 1;
 inline constexpr std::uint8_t kUploadFormat = 1;
 inline constexpr std::uint8_t kPartFormat = 1;

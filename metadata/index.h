@@ -88,6 +88,8 @@ class Index {
 
   // Sets a bucket's versioning state, "Enabled" or "Suspended". kNoSuchBucket.
   virtual Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) = 0;
+  // Replaces a bucket's tags; empty removes them. kNoSuchBucket.
+  virtual Result<void> SetBucketTags(const BucketName& name, const Tags& tags) = 0;
 
   // Objects. Each key has a stack of versions, newest first; in an unversioned bucket one,
   // with id "null". PutObject adds `object` as the newest version; a version with the
@@ -110,6 +112,14 @@ class Index {
   // Removes one version for good and returns it; kNotFound when absent.
   virtual Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
                                              const VersionId& version_id) = 0;
+  // Replaces the tags of one version in place, under the key's lock: `version_id`'s, or
+  // the newest when nullopt. The row keeps its place and every other field (no new
+  // version, same ETag and Last-Modified). Returns the updated record. kNoSuchBucket;
+  // kNotFound when the key has no such version (any more); kMethodNotAllowed when the
+  // version is a delete marker.
+  virtual Result<ObjectRecord> SetObjectTags(const BucketName& bucket, const ObjectKey& key,
+                                             const std::optional<VersionId>& version_id,
+                                             const Tags& tags) = 0;
   // Every version and delete marker of keys that start with `prefix`, in (key, newest
   // first) order, after (key_marker, version_id_marker) (an empty version_id_marker
   // skips all of key_marker's versions), at most max_versions.

@@ -10,6 +10,10 @@
 
 namespace strata::metadata {
 
+// S3 tags (object or bucket): (key, value) pairs in the order the client sent them, keys
+// unique. The gateway enforces S3's limits before anything is stored.
+using Tags = std::vector<std::pair<std::string, std::string>>;
+
 struct BucketRecord {
   BucketName name;
   std::string owner;            // access key of the creator
@@ -17,6 +21,7 @@ struct BucketRecord {
   std::string region;           // LocationConstraint ("" means us-east-1)
   // S3 versioning: "" (never enabled), "Enabled" or "Suspended"; never back to "".
   std::string versioning = {};
+  Tags tags = {};  // PutBucketTagging's TagSet; empty: none (GetBucketTagging answers 404)
 };
 
 // A run of an object's bytes stored as one unit on a tier.
@@ -67,6 +72,9 @@ struct ObjectRecord {
   std::string checksum_type = "FULL_OBJECT";
   std::vector<ObjectPart> parts;  // empty unless made by a multipart upload
   std::vector<Placement> placements;
+  // Object tags (x-amz-tagging, PutObjectTagging). Changing them rewrites this version's
+  // record in place: no new version, same ETag and Last-Modified.
+  Tags tags;
 };
 
 // A multipart upload in progress. `object` holds what the finished object will be

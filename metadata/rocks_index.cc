@@ -344,8 +344,9 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const ObjectRecord&
   return std::optional<ObjectRecord>(std::move(replaced->record));
 }
 
-Result<void> RocksIndex::SetBucketVersioning(const BucketName& name, const std::string& state) {
-  return GuardExceptions("set bucket versioning", [&]() -> Result<void> {
+Result<void> RocksIndex::UpdateBucket(const BucketName& name,
+                                      const std::function<void(BucketRecord&)>& change) {
+  return GuardExceptions("update bucket", [&]() -> Result<void> {
     std::unique_lock lock(BucketLock(name));
     auto bucket = GetBucket(name);
     if (!bucket.ok()) {
@@ -354,13 +355,21 @@ Result<void> RocksIndex::SetBucketVersioning(const BucketName& name, const std::
       }
       return std::move(bucket).error();
     }
-    bucket->versioning = state;
+    change(*bucket);
     rocksdb::Status s = db_->Put(SyncedWrites(), buckets_, name.str(), EncodeBucket(*bucket));
     if (!s.ok()) {
-      return FromStatus(s, "set bucket versioning");
+      return FromStatus(s, "update bucket");
     }
     return Ok();
   });
+}
+
+Result<void> RocksIndex::SetBucketVersioning(const BucketName& name, const std::string& state) {
+  return UpdateBucket(name, [&](BucketRecord& bucket) { bucket.versioning = state; });
+}
+
+Result<void> RocksIndex::SetBucketTags(const BucketName& name, const Tags& tags) {
+  return UpdateBucket(name, [&](BucketRecord& bucket) { bucket.tags = tags; });
 }
 
 Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& object,

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -46,11 +47,15 @@ class RocksIndex final : public Index {
   Result<std::optional<ObjectRecord>> DeleteObject(const BucketName& bucket,
                                                    const ObjectKey& key) override;
   Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) override;
+  Result<void> SetBucketTags(const BucketName& name, const Tags& tags) override;
   // Versions: rocks_index_versions.cc.
   Result<ObjectRecord> GetVersion(const BucketName& bucket, const ObjectKey& key,
                                   const VersionId& version_id) override;
   Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
                                      const VersionId& version_id) override;
+  Result<ObjectRecord> SetObjectTags(const BucketName& bucket, const ObjectKey& key,
+                                     const std::optional<VersionId>& version_id,
+                                     const Tags& tags) override;
   Result<ListVersionsPage> ListVersions(const BucketName& bucket, const std::string& prefix,
                                         const std::string& key_marker,
                                         const std::string& version_id_marker,
@@ -115,6 +120,10 @@ class RocksIndex final : public Index {
                                                    const WriteCondition& condition,
                                                    rocksdb::WriteBatch& batch);
   // All parts of an upload, in number order.
+  // Reads the bucket record under its exclusive stripe, applies `change` and writes it
+  // back. kNoSuchBucket.
+  Result<void> UpdateBucket(const BucketName& name,
+                            const std::function<void(BucketRecord&)>& change);
   Result<std::vector<PartRecord>> AllParts(const UploadId& upload_id);
   // Adds the deletion of an upload's row and parts to `batch`; appends the parts.
   Result<void> StageUploadRemoval(const std::string& upload_row, const UploadId& upload_id,

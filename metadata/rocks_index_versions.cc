@@ -79,6 +79,37 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
   });
 }
 
+Result<ObjectRecord> RocksIndex::SetObjectTags(const BucketName& bucket, const ObjectKey& key,
+                                               const std::optional<VersionId>& version_id,
+                                               const Tags& tags) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
+  STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
+  return GuardExceptions("set object tags", [&]() -> Result<ObjectRecord> {
+    std::shared_lock bucket_lock(BucketLock(bucket));
+    std::lock_guard key_lock(KeyLock(bucket, key));
+    STRATA_RETURN_IF_ERROR(RequireBucket(bucket));
+    auto row = version_id ? FindVersion(bucket, key, *version_id) : FindCurrent(bucket, key);
+    if (!row.ok()) {
+      return std::move(row).error();
+    }
+    if (!row->has_value()) {
+      return Error(ErrorCode::kNotFound, "no such version of " + key.str());
+    }
+    ObjectRecord& record = (*row)->record;
+    if (record.delete_marker) {
+      return Error(ErrorCode::kMethodNotAllowed,
+                   "The specified method is not allowed against this resource.");
+    }
+    record.tags = tags;
+    // The same row key: the version keeps its place in the key's stack.
+    rocksdb::Status s = db_->Put(SyncedWrites(), objects_, (*row)->row_key, EncodeObject(record));
+    if (!s.ok()) {
+      return FromStatus(s, "set object tags");
+    }
+    return std::move(record);
+  });
+}
+
 Result<ListVersionsPage> RocksIndex::ListVersions(const BucketName& bucket,
                                                   const std::string& prefix,
                                                   const std::string& key_marker,

@@ -85,6 +85,8 @@ class ObjectStore {
   virtual Result<std::vector<metadata::BucketRecord>> ListBuckets() = 0;
   // "Enabled" or "Suspended" (kNoSuchBucket). Blocking.
   virtual Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) = 0;
+  // Replaces the bucket's tags (empty removes them). kNoSuchBucket. Blocking.
+  virtual Result<void> SetBucketTags(const BucketName& name, const metadata::Tags& tags) = 0;
 
   // Starts a new object version in `bucket` (kNoSuchBucket if absent). `checksums` are
   // computed in addition to MD5 and CRC64NVME.
@@ -114,6 +116,14 @@ class ObjectStore {
                                                      const VersionId& version_id) = 0;
   virtual Result<std::unique_ptr<ObjectReader>> OpenObject(
       const metadata::ObjectRecord& record) = 0;
+  // Replaces the tags of `version_id` (the current version when nullopt) in place: no new
+  // version, same ETag and Last-Modified. Returns the updated record. kNoSuchBucket;
+  // kNoSuchKey when the key has no version (or, without a version id, its current one
+  // vanished); kNoSuchVersion; kMethodNotAllowed for a delete marker. Blocking.
+  virtual Result<metadata::ObjectRecord> SetObjectTags(const BucketName& bucket,
+                                                       const ObjectKey& key,
+                                                       const std::optional<VersionId>& version_id,
+                                                       const metadata::Tags& tags) = 0;
   struct Deleted {
     VersionId version_id;        // the marker made, or the version removed; empty: none
     bool delete_marker = false;  // a marker was made, or the removed version was one

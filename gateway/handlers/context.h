@@ -78,6 +78,17 @@ HandlerResult PutBucketVersioning(RequestContext& ctx);  // PUT ?versioning
 HandlerResult GetBucketVersioning(RequestContext& ctx);  // GET ?versioning
 HandlerResult ListObjectVersions(RequestContext& ctx);   // GET ?versions
 
+// Tagging (handlers/tagging_handlers.cc).
+HandlerResult PutObjectTagging(RequestContext& ctx);     // PUT key ?tagging
+HandlerResult GetObjectTagging(RequestContext& ctx);     // GET key ?tagging
+HandlerResult DeleteObjectTagging(RequestContext& ctx);  // DELETE key ?tagging
+HandlerResult PutBucketTagging(RequestContext& ctx);     // PUT bucket ?tagging
+HandlerResult GetBucketTagging(RequestContext& ctx);     // GET bucket ?tagging
+HandlerResult DeleteBucketTagging(RequestContext& ctx);  // DELETE bucket ?tagging
+
+// GetObjectAttributes (handlers/attributes_handlers.cc).
+HandlerResult GetObjectAttributes(RequestContext& ctx);  // GET key ?attributes
+
 // Copies (handlers/copy_handlers.cc).
 HandlerResult CopyObject(RequestContext& ctx);  // PUT with x-amz-copy-source
 

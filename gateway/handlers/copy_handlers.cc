@@ -37,8 +37,9 @@ HandlerResult CopyObject(RequestContext& ctx) {
                     "copy source: 5368709120");
   }
 
-  // The request's description: the new metadata with REPLACE, and in any case the
-  // storage class (S3 does not carry the source's class over).
+  // The request's description: the new metadata with REPLACE, the new tags with
+  // tagging REPLACE, and in any case the storage class (S3 does not carry the source's
+  // class over).
   metadata::ObjectRecord requested;
   auto described = DescribeFromHeaders(ctx, requested);
   if (!described.ok()) {
@@ -48,6 +49,8 @@ HandlerResult CopyObject(RequestContext& ctx) {
   record.bucket = BucketName(ctx.target.bucket);
   record.key = ObjectKey(ctx.target.key);
   record.storage_class = requested.storage_class;
+  // x-amz-tagging-directive: the source's tags (COPY, the default) or x-amz-tagging's.
+  record.tags = tagging == "REPLACE" ? requested.tags : source->tags;
 
   const bool onto_itself = source->bucket == record.bucket && source->key == record.key;
   if (onto_itself && !replace && record.storage_class == source->storage_class) {

@@ -252,30 +252,9 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
     co_return body.error();
   }
   // S3 asks for Content-MD5 or a checksum on this call; whichever came must match.
-  auto md5 = ExpectedMd5(ctx);
-  if (!md5.ok()) {
-    co_return md5.error();
-  }
-  if (md5->has_value()) {
-    storage::Md5 digest;
-    digest.Update(*body);
-    if (digest.FinalBase64() != **md5) {
-      co_return Error(ErrorCode::kBadDigest,
-                      "The Content-MD5 you specified did not match what we received.");
-    }
-  }
-  for (auto algorithm : kAllChecksums) {
-    auto expected = ctx.Header(storage::ChecksumHeaderName(algorithm));
-    if (expected.empty()) {
-      continue;
-    }
-    auto checksummer = storage::MakeChecksummer(algorithm);
-    checksummer->Update(*body);
-    if (checksummer->FinalBase64() != expected) {
-      co_return Error(ErrorCode::kBadDigest,
-                      "The " + std::string(storage::ChecksumName(algorithm)) +
-                          " you specified did not match the calculated checksum.");
-    }
+  auto digests = VerifyBodyDigests(ctx, *body);
+  if (!digests.ok()) {
+    co_return digests.error();
   }
   auto request = ParseDeleteRequest(*body);
   if (!request.ok()) {

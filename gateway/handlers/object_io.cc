@@ -4,6 +4,7 @@
 
 #include "auth/payload_decoder.h"
 #include "gateway/http_time.h"
+#include "gateway/tags.h"
 
 namespace strata::gateway {
 namespace {
@@ -172,6 +173,40 @@ Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectReco
     }
     record.storage_class = sc;
   }
+  auto tags = ParseTaggingHeader(ctx.Header("x-amz-tagging"));
+  if (!tags.ok()) {
+    return std::move(tags).error();
+  }
+  record.tags = std::move(*tags);
+  return Ok();
+}
+
+Result<void> VerifyBodyDigests(const RequestContext& ctx, std::string_view body) {
+  auto md5 = ExpectedMd5(ctx);
+  if (!md5.ok()) {
+    return std::move(md5).error();
+  }
+  if (md5->has_value()) {
+    storage::Md5 digest;
+    digest.Update(body);
+    if (digest.FinalBase64() != **md5) {
+      return Error(ErrorCode::kBadDigest,
+                   "The Content-MD5 you specified did not match what we received.");
+    }
+  }
+  for (auto algorithm : kAllChecksums) {
+    auto expected = ctx.Header(storage::ChecksumHeaderName(algorithm));
+    if (expected.empty()) {
+      continue;
+    }
+    auto checksummer = storage::MakeChecksummer(algorithm);
+    checksummer->Update(body);
+    if (checksummer->FinalBase64() != expected) {
+      return Error(ErrorCode::kBadDigest,
+                   "The " + std::string(storage::ChecksumName(algorithm)) +
+                       " you specified did not match the calculated checksum.");
+    }
+  }
   return Ok();
 }
 
@@ -189,6 +224,9 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
   }
   if (record.storage_class != "STANDARD") {
     header.set("x-amz-storage-class", record.storage_class);
+  }
+  if (!record.tags.empty()) {
+    header.set("x-amz-tagging-count", std::to_string(record.tags.size()));
   }
   if (whole_object && ctx.Header("x-amz-checksum-mode") == "ENABLED") {
     if (!record.checksums.empty()) {

@@ -32,11 +32,13 @@ std::string Lower(std::string_view s);
 Result<void> CheckKeyLength(const RequestContext& ctx);
 
 // Fills content type, stored standard headers, x-amz-meta-* (kMetadataTooLarge past
-// 2 KiB) and storage class (kInvalidStorageClass) from the request headers.
+// 2 KiB), storage class (kInvalidStorageClass) and tags (x-amz-tagging: rules in
+// gateway/tags.h) from the request headers.
 Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectRecord& record);
-// ETag, Last-Modified, content type, stored headers, metadata, storage class, and the
-// response-* overrides. Checksums only with x-amz-checksum-mode: ENABLED and
-// `whole_object` (a range's bytes are not what they describe).
+// ETag, Last-Modified, content type, stored headers, metadata, storage class,
+// x-amz-tagging-count (when tagged), and the response-* overrides. Checksums only with
+// x-amz-checksum-mode: ENABLED and `whole_object` (a range's bytes are not what they
+// describe).
 void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& record,
                        bool whole_object, ResponseHeader& header);
 
@@ -51,6 +53,10 @@ void SetVersionHeader(const RequestContext& ctx, const VersionId& version_id,
 
 // Content-MD5 in base64, verified to be 16 bytes (kInvalidDigest); nullopt when absent.
 Result<std::optional<std::string>> ExpectedMd5(const RequestContext& ctx);
+
+// Checks a small body read whole (an XML document) against Content-MD5 and any
+// x-amz-checksum-* header that came with it (kInvalidDigest, kBadDigest).
+Result<void> VerifyBodyDigests(const RequestContext& ctx, std::string_view body);
 
 struct ChecksumExpectation {
   storage::ChecksumAlgorithm algorithm;

@@ -83,6 +83,10 @@ Result<void> LocalObjectStore::SetBucketVersioning(const BucketName& name,
   return index_.SetBucketVersioning(name, state);
 }
 
+Result<void> LocalObjectStore::SetBucketTags(const BucketName& name, const metadata::Tags& tags) {
+  return index_.SetBucketTags(name, tags);
+}
+
 Result<VersionId> LocalObjectStore::NextVersionId(const BucketName& bucket) {
   auto record = GetBucket(bucket);
   if (!record.ok()) {
@@ -221,6 +225,25 @@ Result<metadata::ObjectRecord> LocalObjectStore::HeadVersion(const BucketName& b
                  "The specified version does not exist: " + version_id.str());
   }
   return record;
+}
+
+Result<metadata::ObjectRecord> LocalObjectStore::SetObjectTags(
+    const BucketName& bucket, const ObjectKey& key, const std::optional<VersionId>& version_id,
+    const metadata::Tags& tags) {
+  auto updated = index_.SetObjectTags(bucket, key, version_id, tags);
+  if (!updated.ok() && updated.error().code == ErrorCode::kNotFound) {
+    if (!version_id) {
+      return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+    }
+    // Which answer: NoSuchKey when the key is gone altogether, else NoSuchVersion.
+    auto any = HeadObject(bucket, key);
+    if (!any.ok()) {
+      return std::move(any).error();
+    }
+    return Error(ErrorCode::kNoSuchVersion,
+                 "The specified version does not exist: " + version_id->str());
+  }
+  return updated;
 }
 
 Result<ObjectStore::Deleted> LocalObjectStore::DeleteObject(const BucketName& bucket,

@@ -44,6 +44,7 @@ class LocalObjectStore final : public ObjectStore {
   Result<void> DeleteBucket(const BucketName& name) override;
   Result<std::vector<metadata::BucketRecord>> ListBuckets() override;
   Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) override;
+  Result<void> SetBucketTags(const BucketName& name, const metadata::Tags& tags) override;
 
   Result<std::unique_ptr<PendingWrite>> BeginWrite(
       const BucketName& bucket, const std::vector<ChecksumAlgorithm>& checksums) override;
@@ -56,6 +57,9 @@ class LocalObjectStore final : public ObjectStore {
   Result<metadata::ObjectRecord> HeadVersion(const BucketName& bucket, const ObjectKey& key,
                                              const VersionId& version_id) override;
   Result<std::unique_ptr<ObjectReader>> OpenObject(const metadata::ObjectRecord& record) override;
+  Result<metadata::ObjectRecord> SetObjectTags(const BucketName& bucket, const ObjectKey& key,
+                                               const std::optional<VersionId>& version_id,
+                                               const metadata::Tags& tags) override;
   Result<Deleted> DeleteObject(const BucketName& bucket, const ObjectKey& key) override;
   Result<Deleted> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
                                 const VersionId& version_id) override;

@@ -98,3 +98,64 @@ TEST(Xml, DeleteRequestRejects) {
 
 }  // namespace
 }  // namespace strata::gateway
+
+namespace strata::gateway {
+namespace {
+
+TEST(Xml, Tagging) {
+  auto r = ParseTagging(
+      "<Tagging xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet>"
+      "<Tag><Key>b</Key><Value>2 &amp; 3</Value></Tag><Tag><Value></Value><Key>a</Key></Tag>"
+      "</TagSet></Tagging>");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0], (std::pair<std::string, std::string>("b", "2 & 3")));
+  EXPECT_EQ((*r)[1], (std::pair<std::string, std::string>("a", "")));
+  auto empty = ParseTagging("<Tagging><TagSet/></Tagging>");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+  // Duplicates and too many tags are the tag rules' business (gateway/tags.h), not XML's.
+  auto dup = ParseTagging(
+      "<Tagging><TagSet><Tag><Key>a</Key><Value>1</Value></Tag>"
+      "<Tag><Key>a</Key><Value>2</Value></Tag></TagSet></Tagging>");
+  ASSERT_TRUE(dup.ok());
+  EXPECT_EQ(dup->size(), 2u);
+}
+
+TEST(Xml, TaggingRejectsMalformed) {
+  for (const std::string& body : {
+           std::string(""),
+           std::string("<Tagging>"),
+           std::string("<Tagging></Tagging>"),
+           std::string("<Tagging><TagSet/><TagSet/></Tagging>"),
+           std::string("<Other><TagSet/></Other>"),
+           std::string("<Tagging><TagSet/></Tagging><Tagging/>"),
+           std::string("<Tagging><TagSet><Tag><Key>a</Key></Tag></TagSet></Tagging>"),
+           std::string("<Tagging><TagSet><Tag><Value>a</Value></Tag></TagSet></Tagging>"),
+           std::string("<Tagging><TagSet><Tag><Key>a</Key><Key>b</Key><Value/></Tag></TagSet>"
+                       "</Tagging>"),
+           std::string("<Tagging><TagSet><Tag><Key>a</Key><Value/><Extra/></Tag></TagSet>"
+                       "</Tagging>"),
+           std::string("<Tagging><TagSet><Tag><Key><b>x</b></Key><Value/></Tag></TagSet>"
+                       "</Tagging>"),
+           std::string("<Tagging><TagSet><Item><Key>a</Key><Value/></Item></TagSet></Tagging>"),
+           std::string("<Tagging><Bogus/><TagSet/></Tagging>"),
+           std::string("<Tagging><TagSet><Tag><Key>a</Key><Value>1</Value></Tag></TagSet>"),
+       }) {
+    auto r = ParseTagging(body);
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.error().code, ErrorCode::kMalformedXml) << body;
+  }
+}
+
+TEST(ErrorTable, TaggingCodes) {
+  EXPECT_EQ(LookupS3Error(ErrorCode::kInvalidTag).code, "InvalidTag");
+  EXPECT_EQ(LookupS3Error(ErrorCode::kInvalidTag).status, 400u);
+  EXPECT_EQ(LookupS3Error(ErrorCode::kTooManyTags).code, "BadRequest");
+  EXPECT_EQ(LookupS3Error(ErrorCode::kTooManyTags).status, 400u);
+  EXPECT_EQ(LookupS3Error(ErrorCode::kNoSuchTagSet).code, "NoSuchTagSet");
+  EXPECT_EQ(LookupS3Error(ErrorCode::kNoSuchTagSet).status, 404u);
+}
+
+}  // namespace
+}  // namespace strata::gateway

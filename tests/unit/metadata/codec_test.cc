@@ -26,6 +26,7 @@ ObjectRecord SampleObject() {
   o.checksum_type = "COMPOSITE";
   o.parts = {{1, 5 << 20, {{"CRC32", "AAAAAA=="}}}, {3, 7, {}}};
   o.placements = {{"hot", {{"0123abcd", 5 << 20}, {"4567ef01", 7}}}, {"cold", {{"s3://x/y", 0}}}};
+  o.tags = {{"project", "blue"}, {"empty", ""}, {"caf\xc3\xa9", "\xe2\x82\xac"}};
   return o;
 }
 
@@ -101,6 +102,66 @@ TEST(CodecTest, ObjectRoundTrip) {
   EXPECT_EQ(decoded->placements[0].extents[1].size, 7u);
   EXPECT_EQ(decoded->placements[1].tier, "cold");
   EXPECT_EQ(decoded->placements[1].extents.at(0).location, "s3://x/y");
+  EXPECT_EQ(decoded->tags, o.tags);
+}
+
+// Format 2 (delete marker, checksum type and parts; no tags) still decodes, untagged.
+TEST(CodecTest, ObjectFormatTwoStillDecodes) {
+  Encoder e;
+  e.PutByte(2);
+  e.PutString("v1");
+  e.PutVarint(3);
+  e.PutString("etag");
+  e.PutSignedVarint(42);
+  e.PutString("text/plain");
+  e.PutVarint(0);
+  e.PutVarint(0);
+  e.PutString("STANDARD");
+  e.PutVarint(0);
+  e.PutVarint(1);  // one placement, one extent
+  e.PutString("hot");
+  e.PutVarint(1);
+  e.PutString("0123abcd");
+  e.PutVarint(3);
+  e.PutByte(0);  // not a delete marker
+  e.PutString("COMPOSITE");
+  e.PutVarint(1);  // one part
+  e.PutVarint(1);
+  e.PutVarint(3);
+  e.PutVarint(0);
+  const std::string bytes = std::move(e).Finish();
+  auto decoded = DecodeObject(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->version_id.str(), "v1");
+  EXPECT_EQ(decoded->checksum_type, "COMPOSITE");
+  ASSERT_EQ(decoded->parts.size(), 1u);
+  EXPECT_TRUE(decoded->tags.empty());
+  // Trailing bytes after a format 2 record are still corruption (no tags field there).
+  EXPECT_FALSE(DecodeObject(bytes + std::string(1, '\0')).ok());
+  // The same fields under format 3 need the tag count.
+  std::string as_three = bytes;
+  as_three[0] = 3;
+  EXPECT_FALSE(DecodeObject(as_three).ok());
+  EXPECT_TRUE(DecodeObject(as_three + std::string(1, '\0')).ok());
+}
+
+// Buckets of formats 1 (no versioning) and 2 (no tags) still decode.
+TEST(CodecTest, BucketOlderFormatsStillDecode) {
+  for (std::uint8_t format : {1, 2}) {
+    Encoder e;
+    e.PutByte(format);
+    e.PutString("b1");
+    e.PutString("AKIA");
+    e.PutSignedVarint(5);
+    e.PutString("");
+    if (format == 2) {
+      e.PutString("Enabled");
+    }
+    auto decoded = DecodeBucket(std::move(e).Finish());
+    ASSERT_TRUE(decoded.ok()) << int(format);
+    EXPECT_EQ(decoded->versioning, format == 2 ? "Enabled" : "");
+    EXPECT_TRUE(decoded->tags.empty());
+  }
 }
 
 // Records written by format 1 (one location per placement, no parts) still decode: the
@@ -151,6 +212,7 @@ TEST(CodecTest, UploadAndPartRoundTrip) {
   EXPECT_EQ(du->object.bucket, u.object.bucket);
   EXPECT_EQ(du->object.key, u.object.key);
   EXPECT_EQ(du->object.user_metadata, u.object.user_metadata);
+  EXPECT_EQ(du->object.tags, u.object.tags);  // x-amz-tagging waits here for completion
 
   PartRecord p{
       10000, 5 << 20, "0123456789abcdef0123456789abcdef", -3, {{"CRC64NVME", "AAAAAAAAAAA="}},
@@ -175,9 +237,16 @@ TEST(CodecTest, UploadAndPartRoundTrip) {
 }
 
 TEST(CodecTest, BucketAndUserRoundTrip) {
-  BucketRecord b{BucketName("my-bucket"), "AKIA", -5, "eu-west-1"};
+  BucketRecord b{BucketName("my-bucket"),
+                 "AKIA",
+                 -5,
+                 "eu-west-1",
+                 "Suspended",
+                 {{"team", "ml"}, {"cost-center", "42"}}};
   auto db = DecodeBucket(EncodeBucket(b));
   ASSERT_TRUE(db.ok());
+  EXPECT_EQ(db->versioning, "Suspended");
+  EXPECT_EQ(db->tags, b.tags);
   EXPECT_EQ(db->name, b.name);
   EXPECT_EQ(db->owner, b.owner);
   EXPECT_EQ(db->created_ms, b.created_ms);
@@ -199,7 +268,7 @@ TEST(CodecTest, EveryTruncationIsCorruption) {
     ASSERT_FALSE(r.ok()) << "prefix of " << n << " bytes decoded";
     EXPECT_EQ(r.error().code, ErrorCode::kCorruption);
   }
-  const std::string bucket = EncodeBucket({BucketName("abc"), "o", 1, ""});
+  const std::string bucket = EncodeBucket({BucketName("abc"), "o", 1, "", "", {{"k", "v"}}});
   for (std::size_t n = 0; n < bucket.size(); ++n) {
     EXPECT_FALSE(DecodeBucket(std::string_view(bucket).substr(0, n)).ok());
   }

@@ -160,6 +160,84 @@ TEST_F(RocksIndexTest, ObjectErrors) {
   EXPECT_EQ(index_->PutObject(Obj("b", "")).error().code, ErrorCode::kInvalidArgument);
 }
 
+TEST_F(RocksIndexTest, SetObjectTagsRewritesInPlace) {
+  MakeBucket("b");
+  ObjectRecord old_version = Obj("b", "k", "old");
+  old_version.version_id = VersionId("v1");
+  ObjectRecord new_version = Obj("b", "k", "new");
+  new_version.version_id = VersionId("v2");
+  new_version.last_modified_ms = 77;
+  ASSERT_TRUE(index_->PutObject(old_version).ok());
+  ASSERT_TRUE(index_->PutObject(new_version).ok());
+
+  const Tags tags = {{"a", "1"}, {"b", ""}};
+  auto current = index_->SetObjectTags(BucketName("b"), ObjectKey("k"), std::nullopt, tags);
+  ASSERT_TRUE(current.ok()) << current.error().message;
+  EXPECT_EQ(current->version_id.str(), "v2");
+  EXPECT_EQ(current->etag, "new");
+  EXPECT_EQ(current->last_modified_ms, 77);
+  EXPECT_EQ(current->tags, tags);
+
+  auto older =
+      index_->SetObjectTags(BucketName("b"), ObjectKey("k"), VersionId("v1"), {{"x", "y"}});
+  ASSERT_TRUE(older.ok());
+  EXPECT_EQ(older->etag, "old");
+
+  // Still two versions in the same order, each with its own tags.
+  auto page = index_->ListVersions(BucketName("b"), "", "", "", 10);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->versions.size(), 2u);
+  EXPECT_EQ(page->versions[0].record.version_id.str(), "v2");
+  EXPECT_TRUE(page->versions[0].latest);
+  EXPECT_EQ(page->versions[0].record.tags, tags);
+  EXPECT_EQ(page->versions[1].record.tags, (Tags{{"x", "y"}}));
+  auto got = index_->GetObject(BucketName("b"), ObjectKey("k"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->tags, tags);
+
+  // Removing them.
+  ASSERT_TRUE(index_->SetObjectTags(BucketName("b"), ObjectKey("k"), std::nullopt, {}).ok());
+  EXPECT_TRUE(index_->GetObject(BucketName("b"), ObjectKey("k"))->tags.empty());
+}
+
+TEST_F(RocksIndexTest, SetObjectTagsErrors) {
+  MakeBucket("b");
+  auto none = index_->SetObjectTags(BucketName("b"), ObjectKey("k"), std::nullopt, {{"a", "1"}});
+  EXPECT_EQ(none.error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(index_->PutObject(Obj("b", "k")).ok());
+  auto version = index_->SetObjectTags(BucketName("b"), ObjectKey("k"), VersionId("nope"), {});
+  EXPECT_EQ(version.error().code, ErrorCode::kNotFound);
+  auto bucket = index_->SetObjectTags(BucketName("zz"), ObjectKey("k"), std::nullopt, {});
+  EXPECT_EQ(bucket.error().code, ErrorCode::kNoSuchBucket);
+
+  ObjectRecord marker = Obj("b", "k");
+  marker.version_id = VersionId("m1");
+  marker.delete_marker = true;
+  ASSERT_TRUE(index_->PutObject(marker).ok());
+  auto on_marker = index_->SetObjectTags(BucketName("b"), ObjectKey("k"), std::nullopt, {});
+  EXPECT_EQ(on_marker.error().code, ErrorCode::kMethodNotAllowed);
+  auto on_marker_by_id =
+      index_->SetObjectTags(BucketName("b"), ObjectKey("k"), VersionId("m1"), {});
+  EXPECT_EQ(on_marker_by_id.error().code, ErrorCode::kMethodNotAllowed);
+  // The version under the marker can still be tagged by id.
+  EXPECT_TRUE(index_->SetObjectTags(BucketName("b"), ObjectKey("k"), VersionId("null"), {}).ok());
+}
+
+TEST_F(RocksIndexTest, BucketTagsAndVersioning) {
+  MakeBucket("b");
+  ASSERT_TRUE(index_->SetBucketVersioning(BucketName("b"), "Enabled").ok());
+  ASSERT_TRUE(index_->SetBucketTags(BucketName("b"), {{"team", "ml"}}).ok());
+  Reopen();
+  auto got = index_->GetBucket(BucketName("b"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->versioning, "Enabled");
+  EXPECT_EQ(got->tags, (Tags{{"team", "ml"}}));
+  ASSERT_TRUE(index_->SetBucketTags(BucketName("b"), {}).ok());
+  EXPECT_TRUE(index_->GetBucket(BucketName("b"))->tags.empty());
+  EXPECT_EQ(index_->GetBucket(BucketName("b"))->versioning, "Enabled");
+  EXPECT_EQ(index_->SetBucketTags(BucketName("zz"), {}).error().code, ErrorCode::kNoSuchBucket);
+}
+
 TEST_F(RocksIndexTest, ListObjectsOrderPrefixStartAfterAndPaging) {
   MakeBucket("b");
   MakeBucket("b-other");

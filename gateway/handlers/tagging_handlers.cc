@@ -1,0 +1,185 @@
+// Tagging: Put/Get/DeleteObjectTagging (?tagging on an object, with versionId) and
+// Put/Get/DeleteBucketTagging (?tagging on a bucket). Tags live in the object version's
+// and the bucket's records; changing an object's tags rewrites its record in place
+// (storage::ObjectStore::SetObjectTags): no new version, same ETag and Last-Modified.
+#include <optional>
+
+#include "gateway/handlers/context.h"
+#include "gateway/handlers/object_io.h"
+#include "gateway/offload.h"
+#include "gateway/tags.h"
+#include "gateway/xml.h"
+
+namespace strata::gateway {
+namespace {
+
+// Ten tags of at most 128 + 256 characters (4 bytes each in UTF-8) with their XML fit in
+// a few tens of KiB; fifty in a few hundred.
+constexpr std::size_t kMaxObjectTaggingBody = 64 * 1024;
+constexpr std::size_t kMaxBucketTaggingBody = 256 * 1024;
+
+// ?versionId when present (kInvalidArgument when empty).
+Result<std::optional<VersionId>> VersionParam(const RequestContext& ctx) {
+  auto version = ctx.target.Param("versionId");
+  if (!version) {
+    return std::optional<VersionId>();
+  }
+  if (version->empty()) {
+    return Error(ErrorCode::kInvalidArgument, "Version id cannot be the empty string");
+  }
+  return std::optional<VersionId>(VersionId(*version));
+}
+
+// A tagging request body: read, checked against its digests, parsed and validated.
+boost::asio::awaitable<Result<metadata::Tags>> ReadTagging(RequestContext& ctx, std::size_t limit,
+                                                           TagOwner owner) {
+  auto body = co_await ReadSmallBody(ctx, limit);
+  if (!body.ok()) {
+    co_return body.error();
+  }
+  auto digests = VerifyBodyDigests(ctx, *body);
+  if (!digests.ok()) {
+    co_return digests.error();
+  }
+  auto tags = ParseTagging(*body);
+  if (!tags.ok()) {
+    co_return tags.error();
+  }
+  auto valid = ValidateTags(*tags, owner);
+  if (!valid.ok()) {
+    co_return valid.error();
+  }
+  co_return std::move(*tags);
+}
+
+std::string TaggingXml(const metadata::Tags& tags) {
+  XmlWriter xml("Tagging");
+  xml.Open("TagSet");
+  for (const auto& [key, value] : tags) {
+    xml.Open("Tag").Element("Key", key).Element("Value", value).Close();
+  }
+  return xml.Finish();
+}
+
+// Replaces the addressed version's tags and answers `status` with its version id.
+HandlerResult SetTags(RequestContext& ctx, const metadata::Tags& tags, unsigned status) {
+  auto version = VersionParam(ctx);
+  if (!version.ok()) {
+    co_return version.error();
+  }
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+  BucketName bucket(ctx.target.bucket);
+  ObjectKey key(ctx.target.key);
+  auto& store = ctx.services.store;
+  auto updated = co_await Offload(ctx.services.blocking_pool,
+                                  [&] { return store.SetObjectTags(bucket, key, *version, tags); });
+  if (!updated.ok()) {
+    co_return updated.error();
+  }
+  ResponseHeader header;
+  SetVersionHeader(ctx, updated->version_id, header);
+  co_return co_await SendEmpty(ctx, status, std::move(header));
+}
+
+}  // namespace
+
+HandlerResult PutObjectTagging(RequestContext& ctx) {
+  auto key_ok = CheckKeyLength(ctx);
+  if (!key_ok.ok()) {
+    co_return key_ok.error();
+  }
+  auto tags = co_await ReadTagging(ctx, kMaxObjectTaggingBody, TagOwner::kObject);
+  if (!tags.ok()) {
+    co_return tags.error();
+  }
+  co_return co_await SetTags(ctx, *tags, 200);
+}
+
+HandlerResult DeleteObjectTagging(RequestContext& ctx) {
+  auto key_ok = CheckKeyLength(ctx);
+  if (!key_ok.ok()) {
+    co_return key_ok.error();
+  }
+  const metadata::Tags none;
+  co_return co_await SetTags(ctx, none, 204);
+}
+
+HandlerResult GetObjectTagging(RequestContext& ctx) {
+  auto key_ok = CheckKeyLength(ctx);
+  if (!key_ok.ok()) {
+    co_return key_ok.error();
+  }
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+  auto record = AddressedVersion(ctx);
+  if (!record.ok()) {
+    co_return record.error();
+  }
+  if (record->delete_marker) {
+    // S3: a delete marker has no tags to show.
+    ResponseHeader header;
+    header.set("x-amz-delete-marker", "true");
+    header.set("x-amz-version-id", record->version_id.str());
+    co_return co_await SendS3Error(
+        ctx,
+        Error(ErrorCode::kMethodNotAllowed,
+              "The specified method is not allowed against this resource."),
+        std::move(header));
+  }
+  ResponseHeader header;
+  SetVersionHeader(ctx, record->version_id, header);
+  co_return co_await SendXml(ctx, 200, TaggingXml(record->tags), std::move(header));
+}
+
+HandlerResult PutBucketTagging(RequestContext& ctx) {
+  auto tags = co_await ReadTagging(ctx, kMaxBucketTaggingBody, TagOwner::kBucket);
+  if (!tags.ok()) {
+    co_return tags.error();
+  }
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+  BucketName bucket(ctx.target.bucket);
+  auto& store = ctx.services.store;
+  auto set = co_await Offload(ctx.services.blocking_pool,
+                              [&] { return store.SetBucketTags(bucket, *tags); });
+  if (!set.ok()) {
+    co_return set.error();
+  }
+  co_return co_await SendEmpty(ctx, 204);
+}
+
+HandlerResult GetBucketTagging(RequestContext& ctx) {
+  auto bucket = ExistingBucket(ctx);
+  if (!bucket.ok()) {
+    co_return bucket.error();
+  }
+  if ((*bucket)->tags.empty()) {
+    co_return Error(ErrorCode::kNoSuchTagSet, "The TagSet does not exist");
+  }
+  co_return co_await SendXml(ctx, 200, TaggingXml((*bucket)->tags));
+}
+
+HandlerResult DeleteBucketTagging(RequestContext& ctx) {
+  auto exists = ExistingBucket(ctx);
+  if (!exists.ok()) {
+    co_return exists.error();
+  }
+  BucketName bucket(ctx.target.bucket);
+  auto& store = ctx.services.store;
+  const metadata::Tags none;
+  auto set = co_await Offload(ctx.services.blocking_pool,
+                              [&] { return store.SetBucketTags(bucket, none); });
+  if (!set.ok()) {
+    co_return set.error();
+  }
+  co_return co_await SendEmpty(ctx, 204);
+}
+
+}  // namespace strata::gateway
