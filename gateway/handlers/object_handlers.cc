@@ -16,6 +16,9 @@
 namespace strata::gateway {
 namespace {
 
+// How often a GET re-reads a record whose data files an overwrite unlinked meanwhile.
+constexpr int kOpenAttempts = 8;
+
 // S3's conditional writes: If-None-Match: * (create only) and If-Match: "<etag>".
 Result<metadata::WriteCondition> WriteConditionFromHeaders(const RequestContext& ctx) {
   metadata::WriteCondition condition;
@@ -123,6 +126,21 @@ HandlerResult PutObject(RequestContext& ctx) {
 
 HandlerResult GetObject(RequestContext& ctx) {
   auto record = AddressedVersion(ctx);
+  std::unique_ptr<storage::ObjectReader> reader;
+  // An overwrite or delete may unlink the data files of the version just read before
+  // they are opened: read the record again, so a GET racing a PUT gets the old or the
+  // new version (as S3 does), never a 404. Open files stay readable whatever happens next.
+  for (int attempt = 1; record.ok() && !record->delete_marker && !ctx.is_head(); ++attempt) {
+    auto opened = ctx.services.store.OpenObject(*record);
+    if (opened.ok()) {
+      reader = std::move(opened).value();
+      break;
+    }
+    if (opened.error().code != ErrorCode::kNoSuchKey || attempt == kOpenAttempts) {
+      co_return opened.error();
+    }
+    record = AddressedVersion(ctx);
+  }
   if (!record.ok()) {
     co_return record.error();
   }
@@ -182,10 +200,6 @@ HandlerResult GetObject(RequestContext& ctx) {
     co_return co_await ctx.exchange.SendHeader(std::move(header), length);
   }
 
-  auto reader = ctx.services.store.OpenObject(*record);
-  if (!reader.ok()) {
-    co_return reader.error();
-  }
   auto sent = co_await ctx.exchange.SendHeader(std::move(header), length);
   if (!sent.ok()) {
     co_return sent;
@@ -196,7 +210,7 @@ HandlerResult GetObject(RequestContext& ctx) {
   while (offset < end) {
     std::size_t want =
         static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), end - offset));
-    auto n = (*reader)->Read(offset, std::span<char>(block.data(), want));
+    auto n = reader->Read(offset, std::span<char>(block.data(), want));
     if (!n.ok()) {
       co_return n.error();
     }

@@ -1,6 +1,6 @@
 # Fails when a module includes a header of a module to its right in
 # common <- auth <- metadata <- storage <- gateway <- tools, or names rocksdb outside
-# metadata/ or an HTTP library below gateway/.
+# metadata/ or an HTTP library below gateway/ (but for the upstream client).
 set(ORDER common auth metadata storage gateway tools)
 set(FAILURES "")
 list(LENGTH ORDER N)
@@ -20,7 +20,9 @@ foreach(I RANGE ${LAST})
       if(NOT MODULE STREQUAL "metadata" AND L MATCHES "rocksdb/")
         list(APPEND FAILURES "${F}: ${L} (rocksdb belongs to metadata/)")
       endif()
-      if(I LESS 4 AND L MATCHES "boost/beast")
+      # storage/upstream/ is the client of the upstream S3 store (DESIGN.md: storage owns
+      # it); its HTTP stays private to that folder.
+      if(I LESS 4 AND L MATCHES "boost/beast" AND NOT F MATCHES "/storage/upstream/")
         list(APPEND FAILURES "${F}: ${L} (HTTP belongs to gateway/)")
       endif()
     endforeach()
