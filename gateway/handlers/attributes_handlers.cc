@@ -166,33 +166,9 @@ HandlerResult GetObjectAttributes(RequestContext& ctx) {
   if (!record.ok()) {
     co_return record.error();
   }
-  if (record->delete_marker) {
-    // As GET: the key looks deleted (404); asking for the marker itself is 405.
-    ResponseHeader header;
-    header.set("x-amz-delete-marker", "true");
-    header.set("x-amz-version-id", record->version_id.str());
-    if (ctx.target.HasParam("versionId")) {
-      header.set(http::field::last_modified, FormatHttpDate(record->last_modified_ms));
-      co_return co_await SendS3Error(
-          ctx,
-          Error(ErrorCode::kMethodNotAllowed,
-                "The specified method is not allowed against this resource."),
-          std::move(header));
-    }
-    co_return co_await SendS3Error(
-        ctx, Error(ErrorCode::kNoSuchKey, "The specified key does not exist."), std::move(header));
-  }
-  Preconditions conditions{ctx.Header("if-match"), ctx.Header("if-none-match"),
-                           ctx.Header("if-modified-since"), ctx.Header("if-unmodified-since")};
-  if (auto status = EvaluatePreconditions(conditions, record->etag, record->last_modified_ms)) {
-    if (*status == 412) {
-      co_return Error(ErrorCode::kPreconditionFailed,
-                      "At least one of the pre-conditions you specified did not hold");
-    }
-    ResponseHeader header;
-    header.set(http::field::etag, "\"" + record->etag + "\"");
-    header.set(http::field::last_modified, FormatHttpDate(record->last_modified_ms));
-    co_return co_await SendEmpty(ctx, 304, std::move(header));
+  auto answered = co_await AnswerUnreadable(ctx, *record);
+  if (answered) {
+    co_return std::move(*answered);
   }
 
   XmlWriter xml("GetObjectAttributesResponse");

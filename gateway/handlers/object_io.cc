@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "auth/payload_decoder.h"
+#include "gateway/conditions.h"
 #include "gateway/http_time.h"
 #include "gateway/tags.h"
 
@@ -108,6 +109,39 @@ Result<metadata::ObjectRecord> AddressedVersion(const RequestContext& ctx) {
     return ctx.services.store.HeadVersion(bucket, key, VersionId(*version));
   }
   return ctx.services.store.HeadObject(bucket, key);
+}
+
+boost::asio::awaitable<std::optional<Result<void>>> AnswerUnreadable(
+    RequestContext& ctx, const metadata::ObjectRecord& record) {
+  if (record.delete_marker) {
+    ResponseHeader header;
+    header.set("x-amz-delete-marker", "true");
+    header.set("x-amz-version-id", record.version_id.str());
+    if (ctx.target.HasParam("versionId")) {
+      header.set(http::field::last_modified, FormatHttpDate(record.last_modified_ms));
+      co_return co_await SendS3Error(
+          ctx,
+          Error(ErrorCode::kMethodNotAllowed,
+                "The specified method is not allowed against this resource."),
+          std::move(header));
+    }
+    co_return co_await SendS3Error(
+        ctx, Error(ErrorCode::kNoSuchKey, "The specified key does not exist."), std::move(header));
+  }
+  Preconditions conditions{ctx.Header("if-match"), ctx.Header("if-none-match"),
+                           ctx.Header("if-modified-since"), ctx.Header("if-unmodified-since")};
+  if (auto status = EvaluatePreconditions(conditions, record.etag, record.last_modified_ms)) {
+    if (*status == 412) {
+      co_return Result<void>(
+          Error(ErrorCode::kPreconditionFailed,
+                "At least one of the pre-conditions you specified did not hold"));
+    }
+    ResponseHeader header;
+    header.set(http::field::etag, "\"" + record.etag + "\"");
+    header.set(http::field::last_modified, FormatHttpDate(record.last_modified_ms));
+    co_return co_await SendEmpty(ctx, 304, std::move(header));
+  }
+  co_return std::nullopt;
 }
 
 void SetVersionHeader(const RequestContext& ctx, const VersionId& version_id,

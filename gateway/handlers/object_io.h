@@ -46,6 +46,13 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
 // (kNoSuchKey). May be a delete marker.
 Result<metadata::ObjectRecord> AddressedVersion(const RequestContext& ctx);
 
+// For reads of the addressed version (GET, HEAD, GetObjectAttributes): answers a delete
+// marker as S3 does (404 with x-amz-delete-marker; 405 when asked for by versionId) and
+// unmet If-* conditions (412, or 304). Returns what the handler returns when it answered,
+// nullopt when the read goes on.
+boost::asio::awaitable<std::optional<Result<void>>> AnswerUnreadable(
+    RequestContext& ctx, const metadata::ObjectRecord& record);
+
 // x-amz-version-id, for buckets whose versioning was ever enabled (S3 leaves it out in
 // the others).
 void SetVersionHeader(const RequestContext& ctx, const VersionId& version_id,
