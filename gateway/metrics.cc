@@ -139,8 +139,7 @@ std::optional<double> CpuSeconds() {
 }
 
 constexpr std::string_view kSignatureParams[] = {"X-Amz-Signature", "X-Amz-Credential",
-                                                 "X-Amz-Algorithm", "Signature",
-                                                 "AWSAccessKeyId"};
+                                                 "X-Amz-Algorithm", "Signature", "AWSAccessKeyId"};
 
 }  // namespace
 
@@ -176,8 +175,7 @@ std::string FormatSampleValue(double value) {
   return std::string(buf, end);
 }
 
-void ExpositionWriter::Family(std::string_view name, std::string_view type,
-                              std::string_view help) {
+void ExpositionWriter::Family(std::string_view name, std::string_view type, std::string_view help) {
   out_ += "# HELP ";
   out_ += name;
   out_ += ' ';
@@ -345,8 +343,8 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
       continue;
     }
     w.Histogram("strata_request_duration_seconds",
-                {{"op", OperationName(static_cast<S3Operation>(op))}}, kLatencyBounds,
-                sum.latency, static_cast<double>(sum.latency_sum_ns) / 1e9);
+                {{"op", OperationName(static_cast<S3Operation>(op))}}, kLatencyBounds, sum.latency,
+                static_cast<double>(sum.latency_sum_ns) / 1e9);
   }
   w.Family("strata_bytes_received_total", "counter", "Request body bytes received.");
   w.Sample("strata_bytes_received_total", {}, bytes_received);

@@ -50,8 +50,7 @@ class ExpositionWriter {
   // plus the last for observations above every bound; written as cumulative _bucket lines
   // with "le", then _sum and _count (the +Inf bucket's value).
   void Histogram(std::string_view name, std::initializer_list<Label> labels,
-                 std::span<const double> bounds, std::span<const std::uint64_t> counts,
-                 double sum);
+                 std::span<const double> bounds, std::span<const std::uint64_t> counts, double sum);
 
   const std::string& text() const { return out_; }
 
@@ -118,10 +117,10 @@ class alignas(64) MetricsShard {
 // What a scrape reads besides the gateway's counters.
 struct ScrapeSample {
   double uptime_seconds = 0;
-  std::uint64_t checksum_mismatches = 0;           // storage::ChecksumMismatches()
-  std::optional<std::uint64_t> resident_bytes;     // /proc/self/statm; nullopt if unreadable
-  std::optional<std::uint64_t> open_fds;           // /proc/self/fd
-  std::optional<double> cpu_seconds;               // /proc/self/stat utime + stime
+  std::uint64_t checksum_mismatches = 0;        // storage::ChecksumMismatches()
+  std::optional<std::uint64_t> resident_bytes;  // /proc/self/statm; nullopt if unreadable
+  std::optional<std::uint64_t> open_fds;        // /proc/self/fd
+  std::optional<double> cpu_seconds;            // /proc/self/stat utime + stime
 };
 
 // The registry: owns one shard per core and renders the sum of them.

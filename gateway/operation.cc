@@ -9,13 +9,33 @@ constexpr std::string_view kAdminPrefix = "/_strata/admin/";
 
 // S3 sub-resources strata does not implement (dispatch.cc answers 501 for them): such a
 // request is not the plain object or bucket operation its method suggests.
-constexpr std::string_view kOtherSubresources[] = {
-    "accelerate", "acl",       "analytics",         "attributes",        "cors",
-    "encryption", "intelligent-tiering", "inventory", "legal-hold",      "lifecycle",
-    "logging",    "metrics",   "notification",      "object-lock",       "ownershipControls",
-    "policy",     "policyStatus", "publicAccessBlock", "replication",     "requestPayment",
-    "restore",    "retention", "select",            "torrent",           "website",
-    "renameObject", "session"};
+constexpr std::string_view kOtherSubresources[] = {"accelerate",
+                                                   "acl",
+                                                   "analytics",
+                                                   "attributes",
+                                                   "cors",
+                                                   "encryption",
+                                                   "intelligent-tiering",
+                                                   "inventory",
+                                                   "legal-hold",
+                                                   "lifecycle",
+                                                   "logging",
+                                                   "metrics",
+                                                   "notification",
+                                                   "object-lock",
+                                                   "ownershipControls",
+                                                   "policy",
+                                                   "policyStatus",
+                                                   "publicAccessBlock",
+                                                   "replication",
+                                                   "requestPayment",
+                                                   "restore",
+                                                   "retention",
+                                                   "select",
+                                                   "torrent",
+                                                   "website",
+                                                   "renameObject",
+                                                   "session"};
 
 bool HasOtherSubresource(const S3Target& t) {
   for (auto name : kOtherSubresources) {

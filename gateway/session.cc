@@ -259,10 +259,10 @@ class Session final : public Exchange {
     }
     const auto& req = request();
     auto host = req.find(http::field::host);
-    return IsMetricsScrape(
-        req.method(), req.target(),
-        host == req.end() ? std::string_view() : std::string_view(host->value()),
-        req.find(http::field::authorization) != req.end(), services_.config.server.domain);
+    return IsMetricsScrape(req.method(), req.target(),
+                           host == req.end() ? std::string_view() : std::string_view(host->value()),
+                           req.find(http::field::authorization) != req.end(),
+                           services_.config.server.domain);
   }
 
   // Answers a scrape with every core's counters. Not S3: no auth, no error documents.
@@ -273,14 +273,16 @@ class Session final : public Exchange {
     header.result(http::status::ok);
     header.set(http::field::content_type, kMetricsContentType);
     header.set(http::field::cache_control, "no-store");
-    (void)co_await Send(std::move(header), core_.all_metrics->Scrape());
+    std::string body = core_.all_metrics->Scrape();
+    (void)co_await Send(std::move(header), std::move(body));
     auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count();
-    spdlog::info("request id={} remote={} method=GET path=\"{}\" op=GetMetrics status={} in={} "
-                 "out={} us={}",
-                 request_id_, remote_, std::string_view(request().target()), status_, bytes_in_,
-                 bytes_out_, micros);
+    spdlog::info(
+        "request id={} remote={} method=GET path=\"{}\" op=GetMetrics status={} in={} "
+        "out={} us={}",
+        request_id_, remote_, std::string_view(request().target()), status_, bytes_in_, bytes_out_,
+        micros);
   }
 
   // Waits, idle, for the first byte of the next request; false when the connection ends.

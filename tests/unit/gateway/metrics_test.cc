@@ -9,9 +9,9 @@
 namespace strata::gateway {
 namespace {
 
+using boost::beast::http::verb;
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
-using boost::beast::http::verb;
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
@@ -110,8 +110,8 @@ TEST(GatewayMetrics, SumsShardsByOperationAndStatus) {
   EXPECT_TRUE(HasLine(text, "strata_request_duration_seconds_sum{op=\"GetObject\"} 11.0233"))
       << text;
   // A boundary value falls in its own bucket (le is "less or equal").
-  EXPECT_TRUE(HasLine(text,
-                      "strata_request_duration_seconds_bucket{op=\"PutObject\",le=\"0.001\"} 1"))
+  EXPECT_TRUE(
+      HasLine(text, "strata_request_duration_seconds_bucket{op=\"PutObject\",le=\"0.001\"} 1"))
       << text;
 
   EXPECT_TRUE(HasLine(text, "strata_bytes_received_total 4106")) << text;
@@ -213,8 +213,8 @@ TEST(MetricsScrape, OnlyUnsignedPathStyleGets) {
   EXPECT_FALSE(IsMetricsScrape(verb::get, "/_strata/admin/metrics", "h", false, ""));
   // Virtual-hosted: the key "metrics" of the bucket the Host names.
   EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics", "b.s3.example.com", false, "s3.example.com"));
-  EXPECT_FALSE(IsMetricsScrape(verb::get, "/_strata/metrics", "b.s3.example.com", false,
-                               "s3.example.com"));
+  EXPECT_FALSE(
+      IsMetricsScrape(verb::get, "/_strata/metrics", "b.s3.example.com", false, "s3.example.com"));
   // Unparsable query.
   EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics?a=%zz", "h", false, ""));
 }
