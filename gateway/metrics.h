@@ -11,7 +11,7 @@
 
 #include <array>
 #include <atomic>
-#include <boost/beast/http/verb.hpp>
+#include <boost/beast/http/message.hpp>  // http::verb; verb.hpp alone misses <ostream>
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>

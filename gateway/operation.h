@@ -6,7 +6,7 @@
 // HTTP method instead, so every request gets a label from a small fixed set.
 #pragma once
 
-#include <boost/beast/http/verb.hpp>
+#include <boost/beast/http/message.hpp>  // http::verb; verb.hpp alone misses <ostream>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
