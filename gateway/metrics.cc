@@ -167,8 +167,13 @@ std::string FormatSampleValue(double value) {
   if (std::isinf(value)) {
     return value > 0 ? "+Inf" : "-Inf";
   }
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  char buf[400];
+  // Plain decimals ("0.0005", as Prometheus' own le labels read), shortest round trip;
+  // the exponent form only where a decimal would be unreadably long.
+  const double magnitude = std::fabs(value);
+  const bool plain = magnitude == 0 || (magnitude >= 1e-6 && magnitude < 1e21);
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value,
+                                 plain ? std::chars_format::fixed : std::chars_format::general);
   if (ec != std::errc()) {
     return "NaN";
   }

@@ -12,7 +12,6 @@ constexpr std::string_view kAdminPrefix = "/_strata/admin/";
 constexpr std::string_view kOtherSubresources[] = {"accelerate",
                                                    "acl",
                                                    "analytics",
-                                                   "attributes",
                                                    "cors",
                                                    "encryption",
                                                    "intelligent-tiering",
@@ -179,6 +178,8 @@ std::string_view OperationName(S3Operation op) {
       return "HeadObject";
     case S3Operation::kDeleteObject:
       return "DeleteObject";
+    case S3Operation::kGetObjectAttributes:
+      return "GetObjectAttributes";
     case S3Operation::kGetObjectTagging:
       return "GetObjectTagging";
     case S3Operation::kPutObjectTagging:
@@ -237,6 +238,9 @@ S3Operation ClassifyOperation(const S3Target& target, verb method, bool copy_sou
   }
   if (HasOtherSubresource(target)) {
     return MethodOperation(method);
+  }
+  if (!bucket_level && method == verb::get && target.HasParam("attributes")) {
+    return S3Operation::kGetObjectAttributes;
   }
   if (bucket_level) {
     return BucketOperation(target, method);

@@ -49,6 +49,7 @@ enum class S3Operation : std::uint8_t {
   kGetObject,
   kHeadObject,
   kDeleteObject,
+  kGetObjectAttributes,
   kGetObjectTagging,
   kPutObjectTagging,
   kDeleteObjectTagging,
