@@ -31,6 +31,8 @@ struct ServerConfig {
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive and body inactivity
   std::chrono::milliseconds shutdown_grace{10'000};  // in-flight requests on SIGTERM
   std::string log_level = "info";
+  // Serve Prometheus metrics to unsigned GET /metrics and GET /_strata/metrics.
+  bool metrics = true;
   bool tls_enabled() const { return !tls_cert.empty() && !tls_key.empty(); }
 };
 

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "gateway/error_table.h"
 #include "gateway/handlers/context.h"
+#include "gateway/operation.h"
 #include "gateway/xml.h"
 
 namespace strata::gateway {
@@ -262,6 +263,8 @@ asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
     outcome = target.error();
   } else {
     ctx.emplace(RequestContext{exchange, services, std::move(*target), {}, {}, {}});
+    exchange.SetOperation(
+        ClassifyOperation(ctx->target, req.method(), !ctx->Header("x-amz-copy-source").empty()));
     auto& view = ctx->view;
     view.method = req.method_string();
     view.raw_path = ctx->target.raw_path;

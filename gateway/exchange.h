@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "gateway/operation.h"
 
 namespace strata::gateway {
 
@@ -49,6 +50,9 @@ class Exchange {
   virtual std::uint64_t bytes_out() const = 0;  // body bytes sent
   // Forbids keep-alive after this exchange (the connection's state is no longer known).
   virtual void CloseAfterResponse() = 0;
+  // Names the request's operation for metrics (Dispatch, once the target is parsed);
+  // until then it is named by its HTTP method.
+  virtual void SetOperation(S3Operation op) = 0;
 };
 
 }  // namespace strata::gateway

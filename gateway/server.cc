@@ -68,6 +68,7 @@ struct Server::Impl {
   explicit Impl(Services& s) : services(s) {}
 
   Services& services;
+  GatewayMetrics metrics;
   std::vector<std::unique_ptr<Core>> cores;
   std::optional<asio::ssl::context> tls;
   std::vector<tcp::endpoint> endpoints;
@@ -160,6 +161,8 @@ Result<void> Server::Start() {
                                         : std::max(1u, std::thread::hardware_concurrency());
   for (unsigned i = 0; i < threads; ++i) {
     auto core = std::make_unique<Core>();
+    core->state.metrics = &impl_->metrics.AddShard();
+    core->state.all_metrics = &impl_->metrics;
     for (auto& ep : impl_->endpoints) {
       tcp::acceptor acceptor(core->ioc);
       boost::system::error_code ec;

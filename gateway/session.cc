@@ -14,6 +14,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <chrono>
 #include <optional>
 #include <random>
 
@@ -21,6 +22,7 @@
 #include "gateway/dispatch.h"
 #include "gateway/error_table.h"
 #include "gateway/http_time.h"
+#include "gateway/metrics.h"
 #include "gateway/xml.h"
 
 namespace strata::gateway {
@@ -60,6 +62,7 @@ class Session final : public Exchange {
         buffer_(services.config.server.max_header_bytes + 64 * 1024) {}
 
   asio::awaitable<void> Run() {
+    core_.metrics->ConnectionOpened();
     auto canceller = core_.idle_cancellers.insert(core_.idle_cancellers.end(), [this] {
       if (idle_) {
         Lowest().cancel();
@@ -68,6 +71,7 @@ class Session final : public Exchange {
     co_await Serve();
     core_.idle_cancellers.erase(canceller);
     co_await Close();
+    core_.metrics->ConnectionClosed();
   }
 
   // Exchange.
@@ -80,6 +84,7 @@ class Session final : public Exchange {
   std::uint64_t bytes_in() const override { return bytes_in_; }
   std::uint64_t bytes_out() const override { return bytes_out_; }
   void CloseAfterResponse() override { keep_alive_ = false; }
+  void SetOperation(S3Operation op) override { operation_ = op; }
 
   asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) override {
     // Sent even for an empty body: botocore, told to expect "100 Continue", reads the
@@ -226,7 +231,15 @@ class Session final : public Exchange {
       if (!parsed) {
         co_return;
       }
-      co_await HandleRequest(*this, services_);
+      auto started = std::chrono::steady_clock::now();
+      operation_ = MethodOperation(request().method());
+      if (IsScrape()) {
+        co_await ServeMetrics();
+      } else {
+        co_await HandleRequest(*this, services_);
+      }
+      core_.metrics->RecordRequest(operation_, status_, std::chrono::steady_clock::now() - started,
+                                   bytes_in_, bytes_out_);
       if (!response_started_) {
         keep_alive_ = false;  // a handler bug must not wedge a client
       }
@@ -238,6 +251,38 @@ class Session final : public Exchange {
         co_return;
       }
     }
+  }
+
+  bool IsScrape() const {
+    if (!services_.config.server.metrics) {
+      return false;
+    }
+    const auto& req = request();
+    auto host = req.find(http::field::host);
+    return IsMetricsScrape(req.method(), req.target(),
+                           host == req.end() ? std::string_view() : std::string_view(host->value()),
+                           req.find(http::field::authorization) != req.end(),
+                           services_.config.server.domain);
+  }
+
+  // Answers a scrape with every core's counters. Not S3: no auth, no error documents.
+  asio::awaitable<void> ServeMetrics() {
+    auto started = std::chrono::steady_clock::now();
+    operation_ = S3Operation::kGetMetrics;
+    ResponseHeader header;
+    header.result(http::status::ok);
+    header.set(http::field::content_type, kMetricsContentType);
+    header.set(http::field::cache_control, "no-store");
+    std::string body = core_.all_metrics->Scrape();
+    (void)co_await Send(std::move(header), std::move(body));
+    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+    spdlog::info(
+        "request id={} remote={} method=GET path=\"{}\" op=GetMetrics status={} in={} "
+        "out={} us={}",
+        request_id_, remote_, std::string_view(request().target()), status_, bytes_in_, bytes_out_,
+        micros);
   }
 
   // Waits, idle, for the first byte of the next request; false when the connection ends.
@@ -290,6 +335,7 @@ class Session final : public Exchange {
   }
 
   asio::awaitable<void> SendParseError(ErrorCode code, std::string message) {
+    auto started = std::chrono::steady_clock::now();
     auto info = LookupS3Error(code);
     std::string_view s3code = code == ErrorCode::kInvalidRequest ? "BadRequest" : info.code;
     XmlWriter xml("Error", false);
@@ -308,7 +354,10 @@ class Session final : public Exchange {
     res.body() = xml.Finish();
     res.prepare_payload();
     Lowest().expires_after(services_.config.server.idle_timeout);
-    co_await http::async_write(stream_, res, kTuple);
+    auto [ec, n] = co_await http::async_write(stream_, res, kTuple);
+    bytes_out_ = ec ? 0 : res.body().size();
+    core_.metrics->RecordRequest(S3Operation::kMalformed, info.status,
+                                 std::chrono::steady_clock::now() - started, bytes_in_, bytes_out_);
     spdlog::info("request id={} remote={} status={} error=\"{}\"", request_id_, remote_,
                  info.status, message);
   }
@@ -323,6 +372,7 @@ class Session final : public Exchange {
         co_return false;
       }
       drained += *got;
+      core_.metrics->AddBytesReceived(*got);
       if (drained > kMaxDrain) {
         co_return false;
       }
@@ -362,6 +412,7 @@ class Session final : public Exchange {
   bool continue_sent_ = false;
   bool response_started_ = false;
   unsigned status_ = 0;
+  S3Operation operation_ = S3Operation::kMethodOther;
   std::uint64_t bytes_in_ = 0;
   std::uint64_t bytes_out_ = 0;
 };

@@ -11,6 +11,7 @@
 #include <functional>
 #include <list>
 
+#include "gateway/metrics.h"
 #include "gateway/services.h"
 
 namespace strata::gateway {
@@ -20,6 +21,10 @@ struct CoreState {
   bool stopping = false;
   // Called on shutdown for each open session: closes it if idle between requests.
   std::list<std::function<void()>> idle_cancellers;
+  // This core's counters (written only on this thread) and the registry that sums every
+  // core's for a scrape; set by Server before the core serves.
+  MetricsShard* metrics = nullptr;
+  const GatewayMetrics* all_metrics = nullptr;
 };
 
 boost::asio::awaitable<void> ServePlain(boost::asio::ip::tcp::socket socket, CoreState& core,

@@ -75,6 +75,7 @@ TEST(ConfigTest, EmbeddedDefaultParses) {
   EXPECT_EQ(c.server.idle_timeout, milliseconds(60'000));
   EXPECT_EQ(c.server.shutdown_grace, milliseconds(10'000));
   EXPECT_EQ(c.server.log_level, "info");
+  EXPECT_TRUE(c.server.metrics);
   EXPECT_FALSE(c.server.tls_enabled());
   EXPECT_TRUE(c.server.domain.empty());
 
@@ -137,6 +138,7 @@ header_timeout = "250ms"
 idle_timeout = "2m"
 shutdown_grace = "0s"
 log_level = "debug"
+metrics = false
 
 [[users]]
 access_key = "a"
@@ -184,6 +186,7 @@ interval = "1h30m"
   EXPECT_TRUE(r->server.tls_enabled());
   EXPECT_EQ(r->server.domain, "s3.example.com");
   EXPECT_FALSE(r->server.fsync);
+  EXPECT_FALSE(r->server.metrics);
   EXPECT_EQ(r->server.max_header_bytes, 65536u);
   EXPECT_EQ(r->server.header_timeout, milliseconds(250));
   EXPECT_EQ(r->server.idle_timeout, milliseconds(120'000));
@@ -265,6 +268,8 @@ TEST(ConfigTest, ServerScalars) {
   EXPECT_CONFIG_ERROR(Server("region = \"\""), "server.region:", "empty");
   EXPECT_CONFIG_ERROR(Server("data_dir = \"\""), "server.data_dir:");
   EXPECT_CONFIG_ERROR(Server("fsync = \"yes\""), "server.fsync:");
+  EXPECT_CONFIG_ERROR(Server("metrics = 1"), "server.metrics:");
+  EXPECT_CONFIG_ERROR(Server("metrics = \"true\""), "server.metrics:");
   EXPECT_CONFIG_ERROR(Server("domain = \"http://x.com\""), "server.domain:");
   EXPECT_CONFIG_ERROR(Server("log_level = \"loud\""), "server.log_level:", "loud");
   EXPECT_CONFIG_ERROR(Server("max_header_bytes = \"16 furlongs\""), "server.max_header_bytes:");

@@ -1,0 +1,418 @@
+#include "gateway/metrics.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "gateway/s3_target.h"
+#include "storage/integrity.h"
+
+#ifndef STRATA_VERSION
+#define STRATA_VERSION "unknown"
+#endif
+
+namespace strata::gateway {
+namespace {
+
+using Label = ExpositionWriter::Label;
+
+std::string EscapeHelp(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The whole of a small /proc file, or nullopt.
+std::optional<std::string> ReadProcFile(const char* path) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+// The `index`th (0-based) space-separated unsigned field of `text`.
+std::optional<std::uint64_t> Field(std::string_view text, std::size_t index) {
+  std::size_t pos = 0;
+  for (std::size_t i = 0;; ++i) {
+    while (pos < text.size() && text[pos] == ' ') {
+      ++pos;
+    }
+    std::size_t end = text.find(' ', pos);
+    if (end == std::string_view::npos) {
+      end = text.size();
+    }
+    if (pos >= end) {
+      return std::nullopt;
+    }
+    if (i == index) {
+      std::uint64_t v = 0;
+      auto [p, ec] = std::from_chars(text.data() + pos, text.data() + end, v);
+      if (ec != std::errc() || p != text.data() + end) {
+        return std::nullopt;
+      }
+      return v;
+    }
+    pos = end;
+  }
+}
+
+std::optional<std::uint64_t> ResidentBytes() {
+  auto statm = ReadProcFile("/proc/self/statm");
+  if (!statm) {
+    return std::nullopt;
+  }
+  std::string_view line(*statm);
+  line = line.substr(0, line.find('\n'));
+  auto pages = Field(line, 1);
+  long page_size = ::sysconf(_SC_PAGESIZE);
+  if (!pages || page_size <= 0) {
+    return std::nullopt;
+  }
+  return *pages * static_cast<std::uint64_t>(page_size);
+}
+
+std::optional<std::uint64_t> OpenFds() {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) {
+    return std::nullopt;
+  }
+  std::uint64_t n = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] != '.') {
+      ++n;
+    }
+  }
+  ::closedir(dir);
+  return n > 0 ? n - 1 : 0;  // not the descriptor that listed them
+}
+
+std::optional<double> CpuSeconds() {
+  auto stat = ReadProcFile("/proc/self/stat");
+  if (!stat) {
+    return std::nullopt;
+  }
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so fields are
+  // counted after its last ')'. utime and stime are fields 14 and 15 of the whole line.
+  auto close = stat->rfind(')');
+  if (close == std::string::npos || close + 2 > stat->size()) {
+    return std::nullopt;
+  }
+  std::string_view rest(*stat);
+  rest = rest.substr(close + 2);
+  rest = rest.substr(0, rest.find('\n'));
+  auto utime = Field(rest, 11);
+  auto stime = Field(rest, 12);
+  long ticks = ::sysconf(_SC_CLK_TCK);
+  if (!utime || !stime || ticks <= 0) {
+    return std::nullopt;
+  }
+  return static_cast<double>(*utime + *stime) / static_cast<double>(ticks);
+}
+
+constexpr std::string_view kSignatureParams[] = {"X-Amz-Signature", "X-Amz-Credential",
+                                                 "X-Amz-Algorithm", "Signature", "AWSAccessKeyId"};
+
+}  // namespace
+
+std::string EscapeLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string FormatSampleValue(double value) {
+  if (std::isnan(value)) {
+    return "NaN";
+  }
+  if (std::isinf(value)) {
+    return value > 0 ? "+Inf" : "-Inf";
+  }
+  char buf[400];
+  // Plain decimals ("0.0005", as Prometheus' own le labels read), shortest round trip;
+  // the exponent form only where a decimal would be unreadably long.
+  const double magnitude = std::fabs(value);
+  const bool plain = magnitude == 0 || (magnitude >= 1e-6 && magnitude < 1e21);
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value,
+                                 plain ? std::chars_format::fixed : std::chars_format::general);
+  if (ec != std::errc()) {
+    return "NaN";
+  }
+  return std::string(buf, end);
+}
+
+void ExpositionWriter::Family(std::string_view name, std::string_view type, std::string_view help) {
+  out_ += "# HELP ";
+  out_ += name;
+  out_ += ' ';
+  out_ += EscapeHelp(help);
+  out_ += "\n# TYPE ";
+  out_ += name;
+  out_ += ' ';
+  out_ += type;
+  out_ += '\n';
+}
+
+void ExpositionWriter::Line(std::string_view name, std::string_view suffix,
+                            std::span<const Label> labels, std::string_view value) {
+  out_ += name;
+  out_ += suffix;
+  if (!labels.empty()) {
+    out_ += '{';
+    bool first = true;
+    for (const auto& label : labels) {
+      if (!first) {
+        out_ += ',';
+      }
+      first = false;
+      out_ += label.name;
+      out_ += "=\"";
+      out_ += EscapeLabelValue(label.value);
+      out_ += '"';
+    }
+    out_ += '}';
+  }
+  out_ += ' ';
+  out_ += value;
+  out_ += '\n';
+}
+
+void ExpositionWriter::Sample(std::string_view name, std::initializer_list<Label> labels,
+                              std::uint64_t value) {
+  Line(name, "", std::span<const Label>(labels.begin(), labels.size()), std::to_string(value));
+}
+
+void ExpositionWriter::Sample(std::string_view name, std::initializer_list<Label> labels,
+                              double value) {
+  Line(name, "", std::span<const Label>(labels.begin(), labels.size()), FormatSampleValue(value));
+}
+
+void ExpositionWriter::Histogram(std::string_view name, std::initializer_list<Label> labels,
+                                 std::span<const double> bounds,
+                                 std::span<const std::uint64_t> counts, double sum) {
+  std::vector<Label> with_le(labels.begin(), labels.end());
+  with_le.push_back({"le", ""});
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i <= bounds.size(); ++i) {
+    cumulative += i < counts.size() ? counts[i] : 0;
+    std::string le = i < bounds.size() ? FormatSampleValue(bounds[i]) : "+Inf";
+    with_le.back().value = le;
+    Line(name, "_bucket", with_le, std::to_string(cumulative));
+  }
+  std::span<const Label> plain(labels.begin(), labels.size());
+  Line(name, "_sum", plain, FormatSampleValue(sum));
+  Line(name, "_count", plain, std::to_string(cumulative));
+}
+
+void MetricsShard::RecordRequest(S3Operation op, unsigned status, std::chrono::nanoseconds elapsed,
+                                 std::uint64_t bytes_in, std::uint64_t bytes_out) {
+  auto& stats = ops_[static_cast<std::size_t>(op)];
+  const unsigned key = status + 1;  // 0 marks a free slot; status 0 (no response) counts too
+  bool counted = false;
+  for (auto& slot : stats.by_status) {
+    unsigned seen = slot.status.load(std::memory_order_relaxed);
+    if (seen == key) {
+      slot.count.Add(1);
+      counted = true;
+      break;
+    }
+    if (seen == 0) {
+      slot.count.Add(1);
+      slot.status.store(key, std::memory_order_release);
+      counted = true;
+      break;
+    }
+  }
+  if (!counted) {
+    stats.other_status.Add(1);
+  }
+  double seconds = std::chrono::duration<double>(elapsed).count();
+  std::size_t bucket = 0;
+  while (bucket < kLatencyBounds.size() && seconds > kLatencyBounds[bucket]) {
+    ++bucket;
+  }
+  stats.latency[bucket].Add(1);
+  stats.latency_sum_ns.Add(static_cast<std::uint64_t>(std::max<std::int64_t>(elapsed.count(), 0)));
+  bytes_received_.Add(bytes_in);
+  bytes_sent_.Add(bytes_out);
+}
+
+GatewayMetrics::GatewayMetrics() : started_(std::chrono::steady_clock::now()) {}
+
+MetricsShard& GatewayMetrics::AddShard() {
+  shards_.push_back(std::make_unique<MetricsShard>());
+  return *shards_.back();
+}
+
+std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
+  // Sums over the shards, per operation.
+  struct OperationSum {
+    std::map<unsigned, std::uint64_t> by_status;
+    std::uint64_t other_status = 0;
+    std::array<std::uint64_t, kLatencyBounds.size() + 1> latency{};
+    std::uint64_t latency_sum_ns = 0;
+  };
+  std::vector<OperationSum> ops(kS3OperationCount);
+  std::uint64_t bytes_received = 0;
+  std::uint64_t bytes_sent = 0;
+  std::int64_t connections_open = 0;
+  std::uint64_t connections_total = 0;
+  for (const auto& shard : shards_) {
+    for (std::size_t op = 0; op < kS3OperationCount; ++op) {
+      const auto& in = shard->ops_[op];
+      auto& out = ops[op];
+      for (const auto& slot : in.by_status) {
+        unsigned key = slot.status.load(std::memory_order_acquire);
+        if (key == 0) {
+          break;
+        }
+        out.by_status[key - 1] += slot.count.Get();
+      }
+      out.other_status += in.other_status.Get();
+      for (std::size_t b = 0; b < in.latency.size(); ++b) {
+        out.latency[b] += in.latency[b].Get();
+      }
+      out.latency_sum_ns += in.latency_sum_ns.Get();
+    }
+    bytes_received += shard->bytes_received_.Get();
+    bytes_sent += shard->bytes_sent_.Get();
+    // Closed before opened: a connection opens and closes on one shard, so the open count
+    // read second is never below the closed count read first.
+    std::uint64_t closed = shard->connections_closed_.Get();
+    std::uint64_t opened = shard->connections_opened_.Get();
+    connections_open += static_cast<std::int64_t>(opened) - static_cast<std::int64_t>(closed);
+    connections_total += opened;
+  }
+
+  ExpositionWriter w;
+  w.Family("strata_requests_total", "counter",
+           "Requests answered, by S3 operation (HTTP method when none applies) and HTTP "
+           "status (code=\"other\": beyond the statuses tracked per operation).");
+  for (std::size_t op = 0; op < kS3OperationCount; ++op) {
+    auto name = OperationName(static_cast<S3Operation>(op));
+    for (const auto& [status, count] : ops[op].by_status) {
+      w.Sample("strata_requests_total", {{"op", name}, {"code", std::to_string(status)}}, count);
+    }
+    if (ops[op].other_status > 0) {
+      w.Sample("strata_requests_total", {{"op", name}, {"code", "other"}}, ops[op].other_status);
+    }
+  }
+  w.Family("strata_request_duration_seconds", "histogram",
+           "Time from a request's complete header to the end of its response, by operation.");
+  for (std::size_t op = 0; op < kS3OperationCount; ++op) {
+    const auto& sum = ops[op];
+    std::uint64_t count = 0;
+    for (auto c : sum.latency) {
+      count += c;
+    }
+    if (count == 0) {
+      continue;
+    }
+    w.Histogram("strata_request_duration_seconds",
+                {{"op", OperationName(static_cast<S3Operation>(op))}}, kLatencyBounds, sum.latency,
+                static_cast<double>(sum.latency_sum_ns) / 1e9);
+  }
+  w.Family("strata_bytes_received_total", "counter", "Request body bytes received.");
+  w.Sample("strata_bytes_received_total", {}, bytes_received);
+  w.Family("strata_bytes_sent_total", "counter", "Response body bytes sent.");
+  w.Sample("strata_bytes_sent_total", {}, bytes_sent);
+  w.Family("strata_connections_open", "gauge", "Client connections open now.");
+  w.Sample("strata_connections_open", {},
+           static_cast<std::uint64_t>(std::max<std::int64_t>(connections_open, 0)));
+  w.Family("strata_connections_total", "counter", "Client connections accepted since start.");
+  w.Sample("strata_connections_total", {}, connections_total);
+  w.Family("strata_checksum_mismatches_total", "counter",
+           "Chunks of local data files whose CRC64NVME did not match when read; each read "
+           "was refused.");
+  w.Sample("strata_checksum_mismatches_total", {}, sample.checksum_mismatches);
+  w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
+  w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
+  w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
+  w.Sample("strata_uptime_seconds", {}, sample.uptime_seconds);
+  if (sample.resident_bytes) {
+    w.Family("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+    w.Sample("process_resident_memory_bytes", {}, *sample.resident_bytes);
+  }
+  if (sample.open_fds) {
+    w.Family("process_open_fds", "gauge", "Number of open file descriptors.");
+    w.Sample("process_open_fds", {}, *sample.open_fds);
+  }
+  if (sample.cpu_seconds) {
+    w.Family("process_cpu_seconds_total", "counter", "Total user and system CPU time in seconds.");
+    w.Sample("process_cpu_seconds_total", {}, *sample.cpu_seconds);
+  }
+  return w.text();
+}
+
+std::string GatewayMetrics::Scrape() const {
+  ScrapeSample sample;
+  sample.uptime_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  sample.checksum_mismatches = storage::ChecksumMismatches();
+  sample.resident_bytes = ResidentBytes();
+  sample.open_fds = OpenFds();
+  sample.cpu_seconds = CpuSeconds();
+  return Render(sample);
+}
+
+bool IsMetricsScrape(boost::beast::http::verb method, std::string_view target,
+                     std::string_view host, bool has_authorization, std::string_view domain) {
+  if (method != boost::beast::http::verb::get || has_authorization) {
+    return false;
+  }
+  std::string_view path = target.substr(0, target.find('?'));
+  if (path != "/metrics" && path != "/_strata/metrics") {
+    return false;
+  }
+  auto parsed = ParseS3Target(target, host, domain);
+  if (!parsed.ok() || parsed->virtual_hosted) {
+    return false;
+  }
+  for (auto name : kSignatureParams) {
+    if (parsed->HasParam(name)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace strata::gateway

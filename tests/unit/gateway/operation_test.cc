@@ -1,0 +1,85 @@
+#include "gateway/operation.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace strata::gateway {
+namespace {
+
+using boost::beast::http::verb;
+
+std::string Op(verb method, std::string_view target, bool copy = false) {
+  auto t = ParseS3Target(target, "h", "");
+  EXPECT_TRUE(t.ok()) << target;
+  return std::string(OperationName(ClassifyOperation(*t, method, copy)));
+}
+
+TEST(Operation, ServiceAndAdmin) {
+  EXPECT_EQ(Op(verb::get, "/"), "ListBuckets");
+  EXPECT_EQ(Op(verb::put, "/"), "PUT");
+  EXPECT_EQ(Op(verb::get, "/?acl"), "GET");
+  EXPECT_EQ(Op(verb::get, "/_strata/admin/users"), "Admin");
+  EXPECT_EQ(Op(verb::put, "/_strata/admin/users/x"), "Admin");
+}
+
+TEST(Operation, Buckets) {
+  EXPECT_EQ(Op(verb::put, "/b"), "CreateBucket");
+  EXPECT_EQ(Op(verb::put, "/b?versioning"), "PutBucketVersioning");
+  EXPECT_EQ(Op(verb::head, "/b"), "HeadBucket");
+  EXPECT_EQ(Op(verb::delete_, "/b"), "DeleteBucket");
+  EXPECT_EQ(Op(verb::get, "/b?location"), "GetBucketLocation");
+  EXPECT_EQ(Op(verb::get, "/b?uploads"), "ListMultipartUploads");
+  EXPECT_EQ(Op(verb::get, "/b?versioning"), "GetBucketVersioning");
+  EXPECT_EQ(Op(verb::get, "/b?versions&prefix=a"), "ListObjectVersions");
+  EXPECT_EQ(Op(verb::get, "/b"), "ListObjects");
+  EXPECT_EQ(Op(verb::get, "/b/?prefix=x"), "ListObjects");
+  EXPECT_EQ(Op(verb::get, "/b?list-type=2&prefix=x"), "ListObjectsV2");
+  EXPECT_EQ(Op(verb::post, "/b?delete"), "DeleteObjects");
+  EXPECT_EQ(Op(verb::post, "/b"), "POST");
+  EXPECT_EQ(Op(verb::get, "/b?tagging"), "GetBucketTagging");
+  EXPECT_EQ(Op(verb::put, "/b?tagging"), "PutBucketTagging");
+  EXPECT_EQ(Op(verb::delete_, "/b?tagging"), "DeleteBucketTagging");
+  EXPECT_EQ(Op(verb::get, "/b?lifecycle"), "GET");  // not implemented: not ListObjects
+  EXPECT_EQ(Op(verb::options, "/b"), "OTHER");
+}
+
+TEST(Operation, Objects) {
+  EXPECT_EQ(Op(verb::put, "/b/k"), "PutObject");
+  EXPECT_EQ(Op(verb::put, "/b/k", true), "CopyObject");
+  EXPECT_EQ(Op(verb::put, "/b/k?partNumber=1&uploadId=u"), "UploadPart");
+  EXPECT_EQ(Op(verb::put, "/b/k?partNumber=1&uploadId=u", true), "UploadPartCopy");
+  EXPECT_EQ(Op(verb::get, "/b/k"), "GetObject");
+  EXPECT_EQ(Op(verb::get, "/b/k?partNumber=2"), "GetObject");
+  EXPECT_EQ(Op(verb::get, "/b/k?versionId=v"), "GetObject");
+  EXPECT_EQ(Op(verb::head, "/b/k"), "HeadObject");
+  EXPECT_EQ(Op(verb::delete_, "/b/k"), "DeleteObject");
+  EXPECT_EQ(Op(verb::post, "/b/k?uploads"), "CreateMultipartUpload");
+  EXPECT_EQ(Op(verb::post, "/b/k?uploadId=u"), "CompleteMultipartUpload");
+  EXPECT_EQ(Op(verb::delete_, "/b/k?uploadId=u"), "AbortMultipartUpload");
+  EXPECT_EQ(Op(verb::get, "/b/k?uploadId=u"), "ListParts");
+  EXPECT_EQ(Op(verb::get, "/b/k?tagging"), "GetObjectTagging");
+  EXPECT_EQ(Op(verb::put, "/b/k?tagging"), "PutObjectTagging");
+  EXPECT_EQ(Op(verb::get, "/b/k?attributes"), "GetObjectAttributes");
+  EXPECT_EQ(Op(verb::delete_, "/b/k?tagging"), "DeleteObjectTagging");
+  EXPECT_EQ(Op(verb::get, "/b/k?acl"), "GET");
+  EXPECT_EQ(Op(verb::post, "/b/k"), "POST");
+  // A key that merely looks like a sub-resource is still an object.
+  EXPECT_EQ(Op(verb::get, "/metrics/tagging"), "GetObject");
+}
+
+TEST(Operation, NamesAreDistinctAndValidLabelValues) {
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < kS3OperationCount; ++i) {
+    auto name = OperationName(static_cast<S3Operation>(i));
+    EXPECT_FALSE(name.empty());
+    EXPECT_TRUE(names.insert(name).second) << name;
+  }
+  EXPECT_EQ(OperationName(MethodOperation(verb::get)), "GET");
+  EXPECT_EQ(OperationName(MethodOperation(verb::patch)), "OTHER");
+  EXPECT_EQ(OperationName(S3Operation::kMalformed), "Malformed");
+}
+
+}  // namespace
+}  // namespace strata::gateway
