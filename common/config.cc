@@ -296,10 +296,11 @@ class ConfigReader {
     auto t = AsTable(node, "server");
     STRATA_RETURN_IF_ERROR(t);
     const toml::table& tbl = **t;
-    STRATA_RETURN_IF_ERROR(CheckKeys(
-        tbl, "server",
-        {"listen", "region", "data_dir", "threads", "tls_cert", "tls_key", "domain", "fsync",
-         "max_header_bytes", "header_timeout", "idle_timeout", "shutdown_grace", "log_level"}));
+    STRATA_RETURN_IF_ERROR(
+        CheckKeys(tbl, "server",
+                  {"listen", "region", "data_dir", "threads", "tls_cert", "tls_key", "domain",
+                   "fsync", "io_uring", "max_header_bytes", "header_timeout", "idle_timeout",
+                   "shutdown_grace", "log_level"}));
     for (const auto& [k, v] : tbl) {
       const std::string key = Join("server", k.str());
       const std::string_view name = k.str();
@@ -339,6 +340,10 @@ class ConfigReader {
         auto r = GetBool(v, key);
         STRATA_RETURN_IF_ERROR(r);
         s.fsync = *r;
+      } else if (name == "io_uring") {
+        auto r = GetBool(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        s.io_uring = *r;
       } else if (name == "max_header_bytes") {
         auto r = GetSize(v, key);
         STRATA_RETURN_IF_ERROR(r);
