@@ -299,8 +299,8 @@ class ConfigReader {
     STRATA_RETURN_IF_ERROR(
         CheckKeys(tbl, "server",
                   {"listen", "region", "data_dir", "threads", "tls_cert", "tls_key", "domain",
-                   "fsync", "max_header_bytes", "header_timeout", "idle_timeout", "shutdown_grace",
-                   "log_level", "metrics"}));
+                   "fsync", "io_uring", "max_header_bytes", "header_timeout", "idle_timeout",
+                   "shutdown_grace", "log_level", "metrics"}));
     for (const auto& [k, v] : tbl) {
       const std::string key = Join("server", k.str());
       const std::string_view name = k.str();
@@ -344,6 +344,10 @@ class ConfigReader {
         auto r = GetBool(v, key);
         STRATA_RETURN_IF_ERROR(r);
         s.metrics = *r;
+      } else if (name == "io_uring") {
+        auto r = GetBool(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        s.io_uring = *r;
       } else if (name == "max_header_bytes") {
         auto r = GetSize(v, key);
         STRATA_RETURN_IF_ERROR(r);

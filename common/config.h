@@ -26,6 +26,9 @@ struct ServerConfig {
   std::string tls_key;
   std::string domain;  // non-empty: virtual-hosted-style buckets under this domain
   bool fsync = true;   // fsync object data and the index before acknowledging a write
+  // Local tier files read and written through io_uring when the kernel allows it;
+  // false: pread/pwrite on the I/O threads (storage/data_path.h).
+  bool io_uring = true;
   std::size_t max_header_bytes = 16 * 1024;
   std::chrono::milliseconds header_timeout{10'000};  // whole request header must arrive
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive and body inactivity

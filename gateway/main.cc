@@ -12,6 +12,7 @@
 #include "gateway/server.h"
 #include "gateway/services.h"
 #include "metadata/index.h"
+#include "storage/data_path.h"
 #include "storage/object_store.h"
 
 namespace {
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
   if (!store.ok()) {
     return Fail("cannot open the storage engine: " + store.error().message);
   }
+  // io_uring when configured and the kernel allows it, else pread/pwrite; logs which.
+  storage::SelectDataPath(config->server.io_uring);
 
   SystemClock clock;
   gateway::IndexCredentialStore credentials(*config, **index);

@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "gateway/session.h"
+#include "storage/data_path.h"
 
 namespace strata::gateway {
 namespace {
@@ -185,6 +186,9 @@ Result<void> Server::Start() {
       }
       core->acceptors.push_back(std::move(acceptor));
     }
+    // Each core's own ring, made now so that a kernel refusing it shows at start (the
+    // process then falls back to pread/pwrite, logged) rather than on a request.
+    storage::PrepareDataPath(core->ioc);
     impl_->cores.push_back(std::move(core));
   }
   for (auto& ep : impl_->endpoints) {

@@ -7,9 +7,13 @@
 // mix, and a PendingWrite dropped without commit leaves nothing visible.
 //
 // Thread-safe. Methods marked "blocking" fsync or write the index synchronously: call
-// them from the blocking pool, never from an I/O thread.
+// them from the blocking pool, never from an I/O thread. The request path moves object
+// bytes with the awaitable ReadAsync / AppendAsync on its I/O thread (io_uring, or
+// pread/pwrite as storage/data_path.h chose); the synchronous Read / Append are for the
+// blocking pool and tests.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -34,7 +38,11 @@ class PendingWrite {
  public:
   virtual ~PendingWrite() = default;  // removes the temporary file unless committed
   // Appends to the temporary file and updates the digests. kNoSpace when the disk is full.
+  // After a failed append the write is unusable (further appends fail, commit refuses).
   virtual Result<void> Append(std::string_view data) = 0;
+  // Append through the data path (storage/data_path.h) on the calling coroutine's
+  // io_context. `data` must stay valid until it completes.
+  virtual boost::asio::awaitable<Result<void>> AppendAsync(std::string_view data) = 0;
   virtual std::uint64_t size() const = 0;
   // Digests of everything appended so far; call after the last Append.
   virtual std::string Md5Hex() = 0;
@@ -51,6 +59,11 @@ class ObjectReader {
   virtual std::uint64_t size() const = 0;
   // Reads up to buf.size() bytes at `offset`; returns the count (0 only at the end).
   virtual Result<std::size_t> Read(std::uint64_t offset, std::span<char> buf) = 0;
+  // Read through the data path (storage/data_path.h) on the calling coroutine's
+  // io_context; the same bytes, verification and errors. `buf` must stay valid until it
+  // completes, and no other call may run on this reader meanwhile.
+  virtual boost::asio::awaitable<Result<std::size_t>> ReadAsync(std::uint64_t offset,
+                                                                std::span<char> buf) = 0;
 };
 
 // The orphan sweep: data files that no index record references (left by a crash between

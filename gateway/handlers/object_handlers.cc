@@ -180,26 +180,7 @@ HandlerResult GetObject(RequestContext& ctx) {
   if (!sent.ok()) {
     co_return sent;
   }
-  std::vector<char> block(std::min<std::uint64_t>(kIoBlock, std::max<std::uint64_t>(length, 1)));
-  std::uint64_t offset = first;
-  std::uint64_t end = first + length;
-  while (offset < end) {
-    std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), end - offset));
-    auto n = reader->Read(offset, std::span<char>(block.data(), want));
-    if (!n.ok()) {
-      co_return n.error();
-    }
-    if (*n == 0) {
-      co_return Error(ErrorCode::kCorruption, "object data is shorter than its record");
-    }
-    auto wrote = co_await ctx.exchange.SendBody(std::string_view(block.data(), *n));
-    if (!wrote.ok()) {
-      co_return wrote;
-    }
-    offset += *n;
-  }
-  co_return Ok();
+  co_return co_await SendObjectBytes(ctx, *reader, first, length);
 }
 
 HandlerResult DeleteObject(RequestContext& ctx) {

@@ -83,6 +83,13 @@ struct BodyExpectations {
 // checksum-header rules (one checksum, x-amz-trailer, x-amz-sdk-checksum-algorithm).
 Result<BodyExpectations> ExpectBody(const RequestContext& ctx, std::uint64_t max_size);
 
+// Sends bytes [first, first + length) of `reader` as the response body (the header is
+// sent). Two kIoBlock buffers: while one goes out on the socket the next is read from
+// disk, so network and disk overlap. An error after the header closes the connection.
+boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
+                                                     storage::ObjectReader& reader,
+                                                     std::uint64_t first, std::uint64_t length);
+
 // Streams the body through the payload decoder into `write` in kIoBlock pieces, then
 // checks its length (kIncompleteBody), Content-MD5 and checksums from headers or
 // trailers (kBadDigest). Returns response headers echoing the verified checksums.

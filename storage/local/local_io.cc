@@ -36,23 +36,46 @@ LocalPendingWrite::LocalPendingWrite(BucketName bucket, std::unique_ptr<LocalTem
   }
 }
 
-Result<void> LocalPendingWrite::Append(std::string_view data) {
+Result<void> LocalPendingWrite::CheckAppendable() const {
   if (failed_) {
     return Error(ErrorCode::kInternal, "write already failed");
   }
   if (finalized_) {
     return Error(ErrorCode::kInternal, "append after digests were taken");
   }
+  return Ok();
+}
+
+void LocalPendingWrite::Hash(std::string_view data) {
+  md5_.Update(data);  // CRC64NVME: the file computes it, per chunk and whole
+  for (auto& e : extra_) {
+    e.checksummer->Update(data);
+  }
+}
+
+Result<void> LocalPendingWrite::Append(std::string_view data) {
+  STRATA_RETURN_IF_ERROR(CheckAppendable());
   auto written = file_->Append(data);
   if (!written.ok()) {
     failed_ = true;
     return written;
   }
-  md5_.Update(data);  // CRC64NVME: the file computes it, per chunk and whole
-  for (auto& e : extra_) {
-    e.checksummer->Update(data);
-  }
+  Hash(data);
   return Ok();
+}
+
+boost::asio::awaitable<Result<void>> LocalPendingWrite::AppendAsync(std::string_view data) {
+  auto appendable = CheckAppendable();
+  if (!appendable.ok()) {
+    co_return appendable;
+  }
+  auto written = co_await file_->AppendAsync(data);
+  if (!written.ok()) {
+    failed_ = true;
+    co_return written;
+  }
+  Hash(data);
+  co_return Ok();
 }
 
 std::string LocalPendingWrite::Md5Hex() {
@@ -91,30 +114,6 @@ std::vector<std::pair<std::string, std::string>> LocalPendingWrite::AllChecksums
   return out;
 }
 
-namespace {
-
-// Reads exactly `len` bytes at `offset`; a file that ends before is kCorruption.
-Result<void> PreadAll(int fd, char* dst, std::size_t len, std::uint64_t offset,
-                      const std::string& path) {
-  std::size_t done = 0;
-  while (done < len) {
-    const ssize_t n = ::pread(fd, dst + done, len - done, static_cast<off_t>(offset + done));
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return ErrnoError(errno, "read", path);
-    }
-    if (n == 0) {
-      return Error(ErrorCode::kCorruption, "data file " + path + " is shorter than its record");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return Ok();
-}
-
-}  // namespace
-
 Result<std::unique_ptr<ExtentReader>> ExtentReader::Open(
     const LocalTier& tier, const std::vector<metadata::Extent>& extents) {
   std::unique_ptr<ExtentReader> reader(new ExtentReader());
@@ -144,8 +143,8 @@ Result<std::unique_ptr<ExtentReader>> ExtentReader::Open(
                                                  std::to_string(extent.size));
       }
       std::string bytes(kFooterSize, '\0');
-      STRATA_RETURN_IF_ERROR(
-          PreadAll(fd->get(), bytes.data(), bytes.size(), file_size - kFooterSize, path));
+      STRATA_RETURN_IF_ERROR(PreadExact(fd->get(), std::span<char>(bytes.data(), bytes.size()),
+                                        file_size - kFooterSize, path));
       auto decoded = DecodeFooter(bytes, file_size, path);
       if (decoded.ok() && decoded->data_length != extent.size) {
         decoded = Error(ErrorCode::kCorruption,
@@ -162,24 +161,17 @@ Result<std::unique_ptr<ExtentReader>> ExtentReader::Open(
       continue;
     }
     reader->extents_.push_back(
-        {std::move(fd).value(), reader->size_, extent.size, std::move(path), footer});
+        {std::move(fd).value(), AsyncFile(), reader->size_, extent.size, std::move(path), footer});
     reader->size_ += extent.size;
   }
   return reader;
 }
 
-Result<void> ExtentReader::LoadCrcs(std::size_t e) {
-  if (crcs_extent_ == e) {
-    return Ok();
-  }
+Result<void> ExtentReader::SetCrcs(std::size_t e, std::string_view trailer) {
   const OpenExtent& extent = extents_[e];
   const ChunkFooter& footer = *extent.footer;
-  std::string trailer(footer.trailer_size(), '\0');
-  STRATA_RETURN_IF_ERROR(
-      PreadAll(extent.fd.get(), trailer.data(), trailer.size(), footer.crcs_offset(), extent.path));
-  const std::string_view view(trailer);
-  auto crcs = DecodeChunkCrcs(view.substr(0, footer.chunk_count * 8),
-                              view.substr(footer.chunk_count * 8), footer, extent.path);
+  auto crcs = DecodeChunkCrcs(trailer.substr(0, footer.chunk_count * 8),
+                              trailer.substr(footer.chunk_count * 8), footer, extent.path);
   if (!crcs.ok()) {
     if (crcs.error().code == ErrorCode::kCorruption) {
       CountChecksumMismatch();
@@ -193,64 +185,128 @@ Result<void> ExtentReader::LoadCrcs(std::size_t e) {
   return Ok();
 }
 
-Result<void> ExtentReader::ReadChunk(std::size_t e, std::uint64_t index, char* dst,
-                                     std::size_t len) {
-  const OpenExtent& extent = extents_[e];
-  const std::uint64_t offset = index * extent.footer->chunk_size;
-  STRATA_RETURN_IF_ERROR(LoadCrcs(e));
-  STRATA_RETURN_IF_ERROR(PreadAll(extent.fd.get(), dst, len, offset, extent.path));
-  const std::uint64_t crc = Crc64Nvme(0, dst, len);
-  if (crc != crcs_[index]) {
-    CountChecksumMismatch();
-    spdlog::error(
-        "storage: CRC64NVME mismatch in data file {} chunk {} (bytes {}-{}): stored {:016x}, "
-        "read {:016x}",
-        extent.path, index, offset, offset + len - 1, crcs_[index], crc);
-    return Error(ErrorCode::kCorruption, "data file " + extent.path + ": chunk " +
-                                             std::to_string(index) + " fails its CRC64NVME");
-  }
-  return Ok();
-}
-
-Result<std::size_t> ExtentReader::Read(std::uint64_t offset, std::span<char> buf) {
+ExtentReader::Step ExtentReader::Plan(std::uint64_t offset, std::span<char> buf) {
+  Step step;
   if (offset >= size_ || buf.empty()) {
-    return std::size_t{0};
+    step.answer = 0;
+    return step;
   }
   // The last extent starting at or before offset.
   auto it = std::upper_bound(extents_.begin(), extents_.end(), offset,
                              [](std::uint64_t off, const OpenExtent& e) { return off < e.start; });
-  const auto e = static_cast<std::size_t>(std::prev(it) - extents_.begin());
-  const OpenExtent& extent = extents_[e];
+  step.e = static_cast<std::size_t>(std::prev(it) - extents_.begin());
+  const OpenExtent& extent = extents_[step.e];
   const std::uint64_t within = offset - extent.start;
   if (!extent.footer) {
-    const std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), extent.size - within));
-    STRATA_RETURN_IF_ERROR(PreadAll(extent.fd.get(), buf.data(), want, within, extent.path));
-    return want;
+    step.file_offset = within;
+    step.dst = buf.data();
+    step.len = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), extent.size - within));
+    return step;
   }
   const std::uint64_t chunk_size = extent.footer->chunk_size;
-  const std::uint64_t index = within / chunk_size;
-  const std::uint64_t chunk_start = index * chunk_size;
+  step.index = within / chunk_size;
+  const std::uint64_t chunk_start = step.index * chunk_size;
   const auto chunk_len =
       static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, extent.size - chunk_start));
   const auto in_chunk = static_cast<std::size_t>(within - chunk_start);
-  if (chunk_extent_ != e || chunk_index_ != index) {
-    if (in_chunk == 0 && buf.size() >= chunk_len) {
-      // A whole chunk wanted: verify it in the caller's buffer, no copy.
-      STRATA_RETURN_IF_ERROR(ReadChunk(e, index, buf.data(), chunk_len));
-      return chunk_len;
-    }
-    chunk_extent_ = kNone;
-    if (chunk_.size() < chunk_len) {
-      chunk_.resize(chunk_len);  // at most one chunk, kept for the reader's lifetime
-    }
-    STRATA_RETURN_IF_ERROR(ReadChunk(e, index, chunk_.data(), chunk_len));
-    chunk_extent_ = e;
-    chunk_index_ = index;
+  if (chunk_extent_ == step.e && chunk_index_ == step.index) {
+    step.answer = CopyFromChunk(in_chunk, buf);
+    return step;
   }
-  const std::size_t want = std::min(buf.size(), chunk_len - in_chunk);
-  std::memcpy(buf.data(), chunk_.data() + in_chunk, want);
+  step.load_crcs = crcs_extent_ != step.e;
+  step.verify = true;
+  step.file_offset = chunk_start;
+  step.len = chunk_len;
+  if (in_chunk == 0 && buf.size() >= chunk_len) {
+    step.dst = buf.data();  // a whole chunk wanted: verify it in the caller's buffer, no copy
+    return step;
+  }
+  chunk_extent_ = kNone;
+  if (chunk_.size() < chunk_len) {
+    chunk_.resize(chunk_len);  // at most one chunk, kept for the reader's lifetime
+  }
+  step.dst = chunk_.data();
+  step.into_chunk = true;
+  step.out = buf;
+  step.in_chunk = in_chunk;
+  return step;
+}
+
+std::size_t ExtentReader::CopyFromChunk(std::size_t in_chunk, std::span<char> out) const {
+  const std::size_t want = std::min(out.size(), chunk_len_ - in_chunk);
+  std::memcpy(out.data(), chunk_.data() + in_chunk, want);
   return want;
+}
+
+Result<std::size_t> ExtentReader::Finish(const Step& step) {
+  if (!step.verify) {
+    return step.len;
+  }
+  const OpenExtent& extent = extents_[step.e];
+  const std::uint64_t crc = Crc64Nvme(0, step.dst, step.len);
+  if (crc != crcs_[step.index]) {
+    CountChecksumMismatch();
+    spdlog::error(
+        "storage: CRC64NVME mismatch in data file {} chunk {} (bytes {}-{}): stored {:016x}, "
+        "read {:016x}",
+        extent.path, step.index, step.file_offset, step.file_offset + step.len - 1,
+        crcs_[step.index], crc);
+    return Error(ErrorCode::kCorruption, "data file " + extent.path + ": chunk " +
+                                             std::to_string(step.index) + " fails its CRC64NVME");
+  }
+  if (!step.into_chunk) {
+    return step.len;
+  }
+  chunk_extent_ = step.e;
+  chunk_index_ = step.index;
+  chunk_len_ = step.len;
+  return CopyFromChunk(step.in_chunk, step.out);
+}
+
+Result<std::size_t> ExtentReader::Read(std::uint64_t offset, std::span<char> buf) {
+  const Step step = Plan(offset, buf);
+  if (step.answer) {
+    return *step.answer;
+  }
+  const OpenExtent& extent = extents_[step.e];
+  if (step.load_crcs) {
+    std::string trailer(extent.footer->trailer_size(), '\0');
+    STRATA_RETURN_IF_ERROR(PreadExact(extent.fd.get(),
+                                      std::span<char>(trailer.data(), trailer.size()),
+                                      extent.footer->crcs_offset(), extent.path));
+    STRATA_RETURN_IF_ERROR(SetCrcs(step.e, trailer));
+  }
+  STRATA_RETURN_IF_ERROR(PreadExact(extent.fd.get(), std::span<char>(step.dst, step.len),
+                                    step.file_offset, extent.path));
+  return Finish(step);
+}
+
+boost::asio::awaitable<Result<std::size_t>> ExtentReader::ReadAsync(std::uint64_t offset,
+                                                                    std::span<char> buf) {
+  const Step step = Plan(offset, buf);
+  if (step.answer) {
+    co_return *step.answer;
+  }
+  OpenExtent& extent = extents_[step.e];
+  if (step.load_crcs) {
+    std::string trailer(extent.footer->trailer_size(), '\0');
+    auto read = co_await extent.async.ReadExact(extent.fd.get(),
+                                                std::span<char>(trailer.data(), trailer.size()),
+                                                extent.footer->crcs_offset(), extent.path);
+    if (!read.ok()) {
+      co_return read.error();
+    }
+    auto set = SetCrcs(step.e, trailer);
+    if (!set.ok()) {
+      co_return set.error();
+    }
+  }
+  auto read = co_await extent.async.ReadExact(extent.fd.get(), std::span<char>(step.dst, step.len),
+                                              step.file_offset, extent.path);
+  if (!read.ok()) {
+    co_return read.error();
+  }
+  co_return Finish(step);
 }
 
 }  // namespace strata::storage

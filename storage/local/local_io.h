@@ -13,6 +13,7 @@
 #include "common/ids.h"
 #include "metadata/records.h"
 #include "storage/checksum.h"
+#include "storage/local/async_file.h"
 #include "storage/local/chunk_trailer.h"
 #include "storage/local/local_tier.h"
 #include "storage/object_store.h"
@@ -29,6 +30,7 @@ class LocalPendingWrite final : public PendingWrite {
                     VersionId version_id = VersionId("null"));
 
   Result<void> Append(std::string_view data) override;
+  boost::asio::awaitable<Result<void>> AppendAsync(std::string_view data) override;
   std::uint64_t size() const override { return file_->size(); }
   std::string Md5Hex() override;
   std::string Md5Base64() override;
@@ -43,6 +45,11 @@ class LocalPendingWrite final : public PendingWrite {
   bool failed() const { return failed_; }
 
  private:
+  // Whether an append may start; kInternal after a failure or once digests were taken.
+  Result<void> CheckAppendable() const;
+  // The digests MD5 and the requested checksums (the file hashes CRC64NVME itself).
+  void Hash(std::string_view data);
+
   struct Extra {
     ChecksumAlgorithm algorithm;
     std::unique_ptr<Checksummer> checksummer;
@@ -79,24 +86,46 @@ class ExtentReader final : public ObjectReader {
   // the end. kCorruption, naming the data file, when the chunk (or the extent's chunk
   // CRCs) fails its CRC64NVME; that is logged and counted (ChecksumMismatches()).
   Result<std::size_t> Read(std::uint64_t offset, std::span<char> buf) override;
+  // Read, its file reads through the data path. Same verification and errors.
+  boost::asio::awaitable<Result<std::size_t>> ReadAsync(std::uint64_t offset,
+                                                        std::span<char> buf) override;
 
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
   struct OpenExtent {
     UniqueFd fd;
+    AsyncFile async;          // borrows fd; declared after it, so released before the close
     std::uint64_t start = 0;  // offset of its first byte in the object
     std::uint64_t size = 0;
     std::string path;
     std::optional<ChunkFooter> footer;  // nullopt: a file without trailer, unverified
   };
 
+  // What one Read does, worked out before any file I/O so that the synchronous and the
+  // asynchronous reads share every decision and every check; only the file reads differ.
+  struct Step {
+    std::size_t e = 0;                  // the extent
+    std::optional<std::size_t> answer;  // answered without file I/O (end, cached chunk)
+    bool load_crcs = false;             // read extent e's chunk CRCs first (trailer bytes)
+    bool verify = false;                // the read is chunk `index`, verified before use
+    bool into_chunk = false;            // read into chunk_, then copy out of it
+    std::uint64_t index = 0;
+    std::uint64_t file_offset = 0;  // the read: `len` bytes at this offset into `dst`
+    char* dst = nullptr;
+    std::size_t len = 0;
+    std::span<char> out;       // the caller's buffer, for into_chunk
+    std::size_t in_chunk = 0;  // offset of the request within the chunk
+  };
+
   ExtentReader() = default;
 
-  // Reads chunk `index` of extent `e` into `dst` (`len` bytes) and verifies it.
-  Result<void> ReadChunk(std::size_t e, std::uint64_t index, char* dst, std::size_t len);
-  // Makes crcs_ the chunk CRCs of extent `e`.
-  Result<void> LoadCrcs(std::size_t e);
+  Step Plan(std::uint64_t offset, std::span<char> buf);
+  // Makes crcs_ the chunk CRCs of extent `e` from its trailer bytes (CRCs, footer).
+  Result<void> SetCrcs(std::size_t e, std::string_view trailer);
+  // After the step's file read: verifies the chunk, keeps it, copies out of it.
+  Result<std::size_t> Finish(const Step& step);
+  std::size_t CopyFromChunk(std::size_t in_chunk, std::span<char> out) const;
 
   std::vector<OpenExtent> extents_;
   std::uint64_t size_ = 0;
@@ -105,6 +134,7 @@ class ExtentReader final : public ObjectReader {
   std::size_t chunk_extent_ = kNone;  // the verified chunk in chunk_, if any
   std::uint64_t chunk_index_ = 0;
   std::vector<char> chunk_;
+  std::size_t chunk_len_ = 0;  // bytes of the chunk in chunk_
 };
 
 // base64 of a CRC64NVME value as S3 sends it (8 bytes, big-endian).

@@ -62,22 +62,6 @@ Result<void> SyncDir(const std::string& path) {
   return Ok();
 }
 
-Result<void> WriteAll(int fd, std::string_view data, std::uint64_t offset,
-                      const std::string& path) {
-  while (!data.empty()) {
-    const ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return ErrnoError(errno, "write", path);
-    }
-    offset += static_cast<std::uint64_t>(n);
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return Ok();
-}
-
 Result<void> MakeDir(const std::string& path) {
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
     return ErrnoError(errno, "mkdir", path);
@@ -122,12 +106,13 @@ void UniqueFd::Reset() {
 }
 
 LocalTempFile::LocalTempFile(const LocalTier& tier, std::string id, UniqueFd fd)
-    : tier_(tier), id_(std::move(id)), fd_(std::move(fd)) {}
+    : tier_(tier), id_(std::move(id)), path_(tier.TempPath(id_)), fd_(std::move(fd)) {}
 
 LocalTempFile::~LocalTempFile() {
+  async_.Reset();
   fd_.Reset();
   if (!promoted_) {
-    ::unlink(tier_.TempPath(id_).c_str());
+    ::unlink(path_.c_str());
   }
 }
 
@@ -141,13 +126,26 @@ Result<void> LocalTempFile::Append(std::string_view data) {
       if (errno == EINTR) {
         continue;
       }
-      return ErrnoError(errno, "write", tier_.TempPath(id_));
+      return ErrnoError(errno, "write", path_);
     }
     size_ += static_cast<std::uint64_t>(n);
     crcs_.Update(data.substr(0, static_cast<std::size_t>(n)));
     data.remove_prefix(static_cast<std::size_t>(n));
   }
   return Ok();
+}
+
+boost::asio::awaitable<Result<void>> LocalTempFile::AppendAsync(std::string_view data) {
+  if (promoted_ || trailer_written_ || !fd_.valid()) {
+    co_return Error(ErrorCode::kInternal, "append to a closed file");
+  }
+  auto written = co_await async_.WriteAll(fd_.get(), data, size_, path_);
+  if (!written.ok()) {
+    co_return written;
+  }
+  size_ += data.size();
+  crcs_.Update(data);
+  co_return Ok();
 }
 
 LocalTier::LocalTier(std::string name, std::string root, bool fsync)
@@ -236,7 +234,7 @@ Result<void> LocalTier::Promote(LocalTempFile& file) {
   const std::string from = TempPath(file.id_);
   const std::string to = DataPath(file.id_);
   if (!file.trailer_written_) {
-    STRATA_RETURN_IF_ERROR(WriteAll(file.fd_.get(), file.crcs_.Trailer(), file.size_, from));
+    STRATA_RETURN_IF_ERROR(PwriteAll(file.fd_.get(), file.crcs_.Trailer(), file.size_, from));
     file.trailer_written_ = true;
   }
   if (fsync_ && ::fsync(file.fd_.get()) != 0) {
@@ -257,6 +255,7 @@ Result<void> LocalTier::Promote(LocalTempFile& file) {
     }
   }
   file.promoted_ = true;
+  file.async_.Reset();
   file.fd_.Reset();
   if (fsync_) {
     auto synced = SyncDir(root_ + "/data/" + file.id_.substr(0, 2));

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "storage/local/async_file.h"
 #include "storage/local/chunk_trailer.h"
 
 namespace strata::storage {
@@ -58,6 +59,10 @@ class LocalTempFile {
 
   // Appends at the end (pwrite). kNoSpace when the disk or quota is full.
   Result<void> Append(std::string_view data);
+  // Append through the data path (storage/data_path.h) on the calling coroutine's
+  // io_context; `data` must stay valid until it completes. Bytes of a failed append may
+  // be on disk past size(); the caller abandons the file (LocalPendingWrite does).
+  boost::asio::awaitable<Result<void>> AppendAsync(std::string_view data);
   // Object bytes appended so far (the trailer, written at promotion, is not counted).
   std::uint64_t size() const { return size_; }
   // CRC64NVME of the bytes appended so far.
@@ -71,7 +76,9 @@ class LocalTempFile {
 
   const LocalTier& tier_;
   std::string id_;
+  std::string path_;  // in tmp/, for error messages
   UniqueFd fd_;
+  AsyncFile async_;  // borrows fd_: reset before fd_ is closed
   std::uint64_t size_ = 0;
   ChunkCrcBuilder crcs_;
   bool trailer_written_ = false;

@@ -70,6 +70,7 @@ TEST(ConfigTest, EmbeddedDefaultParses) {
   EXPECT_EQ(c.server.data_dir, "./var/strata");
   EXPECT_EQ(c.server.threads, 0);
   EXPECT_TRUE(c.server.fsync);
+  EXPECT_TRUE(c.server.io_uring);
   EXPECT_EQ(c.server.max_header_bytes, 16u * 1024);
   EXPECT_EQ(c.server.header_timeout, milliseconds(10'000));
   EXPECT_EQ(c.server.idle_timeout, milliseconds(60'000));
@@ -133,6 +134,7 @@ tls_cert = "c.pem"
 tls_key = "k.pem"
 domain = "s3.example.com"
 fsync = false
+io_uring = false
 max_header_bytes = 65536
 header_timeout = "250ms"
 idle_timeout = "2m"
@@ -187,6 +189,7 @@ interval = "1h30m"
   EXPECT_EQ(r->server.domain, "s3.example.com");
   EXPECT_FALSE(r->server.fsync);
   EXPECT_FALSE(r->server.metrics);
+  EXPECT_FALSE(r->server.io_uring);
   EXPECT_EQ(r->server.max_header_bytes, 65536u);
   EXPECT_EQ(r->server.header_timeout, milliseconds(250));
   EXPECT_EQ(r->server.idle_timeout, milliseconds(120'000));
@@ -270,6 +273,8 @@ TEST(ConfigTest, ServerScalars) {
   EXPECT_CONFIG_ERROR(Server("fsync = \"yes\""), "server.fsync:");
   EXPECT_CONFIG_ERROR(Server("metrics = 1"), "server.metrics:");
   EXPECT_CONFIG_ERROR(Server("metrics = \"true\""), "server.metrics:");
+  EXPECT_CONFIG_ERROR(Server("io_uring = 1"), "server.io_uring:");
+  EXPECT_CONFIG_ERROR(Server("io_uring = \"false\""), "server.io_uring:");
   EXPECT_CONFIG_ERROR(Server("domain = \"http://x.com\""), "server.domain:");
   EXPECT_CONFIG_ERROR(Server("log_level = \"loud\""), "server.log_level:", "loud");
   EXPECT_CONFIG_ERROR(Server("max_header_bytes = \"16 furlongs\""), "server.max_header_bytes:");

@@ -1,6 +1,8 @@
 // ExtentReader's verification of the chunk trailer, through a real ObjectStore: damaged
 // bytes are refused chunk by chunk, damaged or truncated trailers at open, and files
-// written before the trailer existed still read.
+// written before the trailer existed still read. Every test runs three ways: the
+// synchronous Read/Append, and ReadAsync/AppendAsync on an io_context over each data path
+// (io_uring, skipped where the kernel refuses it, and pread/pwrite).
 #include "storage/local/local_io.h"
 
 #include <fcntl.h>
@@ -12,10 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include "storage/data_path.h"
 #include "storage/integrity.h"
 #include "storage/local/local_object_store.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
+#include "tests/unit/storage/test_io_context.h"
 
 namespace strata::storage {
 namespace {
@@ -23,6 +27,7 @@ namespace {
 using testing::ChecksumOf;
 using testing::Md5Hex;
 using testing::RandomBytes;
+using testing::RunAwaitable;
 
 using testing::TempDir;
 
@@ -38,9 +43,15 @@ void FlipByte(const std::string& path, std::uint64_t offset) {
   ::close(fd);
 }
 
-class ChunkVerifyTest : public ::testing::Test {
+enum class Mode { kSync, kAsyncPread, kAsyncIoUring };
+
+class ChunkVerifyTest : public ::testing::TestWithParam<Mode> {
  protected:
   void SetUp() override {
+    const bool io_uring = GetParam() == Mode::kAsyncIoUring;
+    if (SelectDataPath(io_uring) != (io_uring ? DataPath::kIoUring : DataPath::kPread)) {
+      GTEST_SKIP() << "io_uring is unavailable here";
+    }
     auto index = metadata::Index::Open((dir_.path() / "index").string(), {.sync = false});
     ASSERT_TRUE(index.ok()) << index.error().message;
     index_ = std::move(index).value();
@@ -51,12 +62,22 @@ class ChunkVerifyTest : public ::testing::Test {
                                                 SweepOptions{.interval = {}, .at_open = false});
     ASSERT_TRUE(store_->CreateBucket(BucketName("bucket"), "alice", "").ok());
   }
+  void TearDown() override { SelectDataPath(false); }
+
+  bool async() const { return GetParam() != Mode::kSync; }
+
+  Result<void> Append(PendingWrite& w, std::string_view data) {
+    return async() ? RunAwaitable(ioc_, w.AppendAsync(data)) : w.Append(data);
+  }
+  Result<std::size_t> Read(ObjectReader& reader, std::uint64_t offset, std::span<char> buf) {
+    return async() ? RunAwaitable(ioc_, reader.ReadAsync(offset, buf)) : reader.Read(offset, buf);
+  }
 
   metadata::ObjectRecord Put(const std::string& key, const std::string& body) {
     auto w = store_->BeginWrite(BucketName("bucket"), {});
     EXPECT_TRUE(w.ok());
     for (std::size_t pos = 0; pos < body.size(); pos += 100'000) {
-      EXPECT_TRUE((*w)->Append(std::string_view(body).substr(pos, 100'000)).ok());
+      EXPECT_TRUE(Append(**w, std::string_view(body).substr(pos, 100'000)).ok());
     }
     metadata::ObjectRecord record;
     record.bucket = BucketName("bucket");
@@ -82,7 +103,7 @@ class ChunkVerifyTest : public ::testing::Test {
     while (out.size() < length) {
       const auto want =
           static_cast<std::size_t>(std::min<std::uint64_t>(block, length - out.size()));
-      auto n = (*reader)->Read(offset + out.size(), std::span<char>(buf.data(), want));
+      auto n = Read(**reader, offset + out.size(), std::span<char>(buf.data(), want));
       if (!n.ok()) {
         return std::move(n).error();
       }
@@ -94,13 +115,14 @@ class ChunkVerifyTest : public ::testing::Test {
     return out;
   }
 
+  boost::asio::io_context ioc_{1};
   TempDir dir_;
   std::unique_ptr<metadata::Index> index_;
   LocalTier* tier_ = nullptr;
   std::unique_ptr<LocalObjectStore> store_;
 };
 
-TEST_F(ChunkVerifyTest, DataFileCarriesTrailerAndReadsBackInAnyBlockSize) {
+TEST_P(ChunkVerifyTest, DataFileCarriesTrailerAndReadsBackInAnyBlockSize) {
   const std::string body = RandomBytes(3 * MiB + 12345, 1);
   const auto record = Put("k", body);
   EXPECT_EQ(std::filesystem::file_size(DataPath(record)), body.size() + 4 * 8 + kFooterSize);
@@ -115,7 +137,7 @@ TEST_F(ChunkVerifyTest, DataFileCarriesTrailerAndReadsBackInAnyBlockSize) {
   EXPECT_TRUE(*middle == body.substr(MiB - 10, 2 * MiB + 20));
 }
 
-TEST_F(ChunkVerifyTest, DamagedChunkFailsOnlyTheRangesThatTouchIt) {
+TEST_P(ChunkVerifyTest, DamagedChunkFailsOnlyTheRangesThatTouchIt) {
   const std::string body = RandomBytes(3 * MiB + 500, 2);
   const auto record = Put("k", body);
   const std::string path = DataPath(record);
@@ -145,7 +167,7 @@ TEST_F(ChunkVerifyTest, DamagedChunkFailsOnlyTheRangesThatTouchIt) {
   }
 }
 
-TEST_F(ChunkVerifyTest, DamagedChunkCrcFailsTheRead) {
+TEST_P(ChunkVerifyTest, DamagedChunkCrcFailsTheRead) {
   const std::string body = RandomBytes(2 * MiB, 3);
   const auto record = Put("k", body);
   FlipByte(DataPath(record), body.size() + 3);  // the first chunk CRC
@@ -156,7 +178,7 @@ TEST_F(ChunkVerifyTest, DamagedChunkCrcFailsTheRead) {
   EXPECT_EQ(ChecksumMismatches(), before + 1);
 }
 
-TEST_F(ChunkVerifyTest, TruncatedOrDamagedTrailerIsRefusedAtOpen) {
+TEST_P(ChunkVerifyTest, TruncatedOrDamagedTrailerIsRefusedAtOpen) {
   const std::string body = RandomBytes(MiB + 7, 4);
   const std::uint64_t trailer = 2 * 8 + kFooterSize;
   for (std::uint64_t keep : {body.size() + trailer - 1, body.size() + trailer - 20, body.size() + 5,
@@ -178,7 +200,7 @@ TEST_F(ChunkVerifyTest, TruncatedOrDamagedTrailerIsRefusedAtOpen) {
   }
 }
 
-TEST_F(ChunkVerifyTest, FilesWithoutTrailerReadUnverified) {
+TEST_P(ChunkVerifyTest, FilesWithoutTrailerReadUnverified) {
   // Written by a strata from before the trailer: the file is exactly the object bytes.
   const std::string body = RandomBytes(2 * MiB + 3, 5);
   const auto record = Put("legacy", body);
@@ -197,19 +219,19 @@ TEST_F(ChunkVerifyTest, FilesWithoutTrailerReadUnverified) {
   EXPECT_TRUE(none->empty());
 }
 
-TEST_F(ChunkVerifyTest, EmptyObjectHasAnEmptyTrailer) {
+TEST_P(ChunkVerifyTest, EmptyObjectHasAnEmptyTrailer) {
   const auto record = Put("empty", "");
   EXPECT_EQ(std::filesystem::file_size(DataPath(record)), kFooterSize);
   auto reader = store_->OpenObject(record);
   ASSERT_TRUE(reader.ok()) << reader.error().message;
   EXPECT_EQ((*reader)->size(), 0u);
   std::vector<char> buf(10);
-  auto n = (*reader)->Read(0, buf);
+  auto n = Read(**reader, 0, buf);
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 0u);
 }
 
-TEST_F(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
+TEST_P(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
   metadata::UploadRecord upload;
   upload.object.bucket = BucketName("bucket");
   upload.object.key = ObjectKey("mp");
@@ -222,7 +244,7 @@ TEST_F(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
   for (const std::string* body : {&one, &two}) {
     auto w = store_->BeginWrite(BucketName("bucket"), {});
     ASSERT_TRUE(w.ok());
-    ASSERT_TRUE((*w)->Append(*body).ok());
+    ASSERT_TRUE(Append(**w, *body).ok());
     auto part = store_->CommitPart(std::move(w).value(), *created, ++number);
     ASSERT_TRUE(part.ok()) << part.error().message;
     request.parts.push_back({part->number, part->etag, {}});
@@ -271,7 +293,7 @@ TEST_F(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
   EXPECT_NE(bad.error().message.find(DataPath(*done, 1)), std::string::npos);
 }
 
-TEST_F(ChunkVerifyTest, CopyObjectSharesTheTrailer) {
+TEST_P(ChunkVerifyTest, CopyObjectSharesTheTrailer) {
   const std::string body = RandomBytes(MiB + 1, 8);
   const auto source = Put("src", body);
   metadata::ObjectRecord record;
@@ -286,6 +308,75 @@ TEST_F(ChunkVerifyTest, CopyObjectSharesTheTrailer) {
   EXPECT_EQ(ReadRange(*copy, 0, 10).error().code, ErrorCode::kCorruption);
   EXPECT_TRUE(ReadRange(*copy, MiB, 1).ok());
 }
+
+TEST_P(ChunkVerifyTest, ReadsStopAtChunkAndExtentBoundaries) {
+  metadata::UploadRecord upload;
+  upload.object.bucket = BucketName("bucket");
+  upload.object.key = ObjectKey("mp");
+  auto created = store_->CreateUpload(upload);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  const std::string one = RandomBytes(5 * MiB + 100, 9);  // parts but the last: 5 MiB
+  const std::string two = RandomBytes(1000, 10);
+  CompletionRequest request;
+  std::uint32_t number = 0;
+  for (const std::string* body : {&one, &two}) {
+    auto w = store_->BeginWrite(BucketName("bucket"), {});
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(Append(**w, *body).ok());
+    auto part = store_->CommitPart(std::move(w).value(), *created, ++number);
+    ASSERT_TRUE(part.ok()) << part.error().message;
+    request.parts.push_back({part->number, part->etag, {}});
+  }
+  auto done =
+      store_->CompleteUpload(BucketName("bucket"), ObjectKey("mp"), created->upload_id, request);
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  const std::string body = one + two;
+  auto reader = store_->OpenObject(*done);
+  ASSERT_TRUE(reader.ok());
+  std::vector<char> buf(4096);
+  // Short reads: up to the end of the chunk, of the extent, of the object.
+  const std::vector<std::pair<std::uint64_t, std::size_t>> cases = {
+      {MiB - 10, 10}, {one.size() - 30, 30}, {one.size(), 1000}, {body.size() - 1, 1}};
+  for (const auto& [offset, expect] : cases) {
+    auto n = Read(**reader, offset, buf);
+    ASSERT_TRUE(n.ok()) << offset << ": " << n.error().message;
+    EXPECT_EQ(*n, expect) << offset;
+    EXPECT_EQ(std::string(buf.data(), *n), body.substr(offset, *n)) << offset;
+  }
+  auto end = Read(**reader, body.size(), buf);
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(*end, 0u);
+}
+
+TEST_P(ChunkVerifyTest, FileTruncatedUnderAnOpenReaderIsCorruption) {
+  const std::string body = RandomBytes(2 * MiB + 10, 11);
+  const auto record = Put("k", body);
+  auto reader = store_->OpenObject(record);
+  ASSERT_TRUE(reader.ok());
+  std::vector<char> buf(256 * 1024);
+  auto first = Read(**reader, 0, buf);  // loads the chunk CRCs
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  std::filesystem::resize_file(DataPath(record), MiB + 5);
+  auto second = Read(**reader, MiB, buf);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, ErrorCode::kCorruption);
+  EXPECT_NE(second.error().message.find("shorter than its record"), std::string::npos)
+      << second.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, ChunkVerifyTest,
+                         ::testing::Values(Mode::kSync, Mode::kAsyncPread, Mode::kAsyncIoUring),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case Mode::kSync:
+                               return "Sync";
+                             case Mode::kAsyncPread:
+                               return "AsyncPread";
+                             case Mode::kAsyncIoUring:
+                               return "AsyncIoUring";
+                           }
+                           return "";
+                         });
 
 }  // namespace
 }  // namespace strata::storage
