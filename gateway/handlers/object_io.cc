@@ -370,6 +370,34 @@ boost::asio::awaitable<void> Into(boost::asio::awaitable<T> op, std::optional<T>
 
 }  // namespace
 
+namespace {
+
+// Bytes of GET send blocks held on this core (each core's sessions run on its one
+// thread). Past kSendBudget a GET gets one small block, not two large ones, so memory
+// stays bounded by connections x kMinSendBlock however many download at once, while a
+// few large downloads still overlap disk and network with full blocks.
+constexpr std::size_t kSendBudget = 32 << 20;
+constexpr std::size_t kMinSendBlock = 64 << 10;
+thread_local std::size_t t_send_bytes = 0;
+
+// A send block counted against this core's budget while it lives.
+class SendBlock {
+ public:
+  explicit SendBlock(std::size_t size) : bytes_(size) { t_send_bytes += size; }
+  SendBlock(const SendBlock&) = delete;
+  SendBlock& operator=(const SendBlock&) = delete;
+  ~SendBlock() { t_send_bytes -= bytes_.size(); }
+
+  std::vector<char>& bytes() { return bytes_; }
+
+ private:
+  std::vector<char> bytes_;
+};
+
+bool WithinBudget(std::size_t more) { return t_send_bytes + more <= kSendBudget; }
+
+}  // namespace
+
 boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
                                                      storage::ObjectReader& reader,
                                                      std::uint64_t first, std::uint64_t length) {
@@ -378,24 +406,32 @@ boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
     co_return Ok();
   }
   const std::uint64_t end = first + length;
-  const auto block_size = static_cast<std::size_t>(
-      std::min<std::uint64_t>(kIoBlock, std::max<std::uint64_t>(length, 1)));
-  std::array<std::vector<char>, 2> blocks;
-  blocks[0].resize(block_size);
+  const std::size_t wanted = WithinBudget(kIoBlock) ? kIoBlock : kMinSendBlock;
+  const auto block_size = static_cast<std::size_t>(std::min<std::uint64_t>(wanted, length));
+  SendBlock current(block_size);
+  std::optional<SendBlock> spare;  // the second block, while the budget allows
   std::uint64_t offset = first;
-  auto n = co_await ReadBlock(reader, offset, end, blocks[0]);
-  std::size_t cur = 0;
-  while (offset < end) {
+  auto n = co_await ReadBlock(reader, offset, end, current.bytes());
+  while (true) {
     if (!n.ok()) {
       co_return n.error();
     }
-    const std::string_view out(blocks[cur].data(), *n);
+    const std::string_view out(current.bytes().data(), *n);
     offset += *n;
     if (offset >= end) {
       co_return co_await ctx.exchange.SendBody(out);
     }
-    std::vector<char>& next_block = blocks[1 - cur];
-    next_block.resize(block_size);  // allocated once, for objects of more than one block
+    if (!spare && WithinBudget(block_size)) {
+      spare.emplace(block_size);  // allocated once, for objects of more than one block
+    }
+    if (!spare) {
+      auto sent = co_await ctx.exchange.SendBody(out);
+      if (!sent.ok()) {
+        co_return sent;
+      }
+      n = co_await ReadBlock(reader, offset, end, current.bytes());
+      continue;
+    }
     // Both run on this core's io_context: the socket write and the disk read.
     auto ex = co_await asio::this_coro::executor;
     std::optional<Result<void>> sent;
@@ -403,7 +439,7 @@ boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
     auto [order, send_ex, read_ex] =
         co_await asio::experimental::make_parallel_group(
             asio::co_spawn(ex, Into(ctx.exchange.SendBody(out), sent), asio::deferred),
-            asio::co_spawn(ex, Into(ReadBlock(reader, offset, end, next_block), next),
+            asio::co_spawn(ex, Into(ReadBlock(reader, offset, end, spare->bytes()), next),
                            asio::deferred))
             .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
     if (send_ex || read_ex || !sent || !next) {
@@ -413,9 +449,8 @@ boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
       co_return *sent;
     }
     n = std::move(*next);
-    cur = 1 - cur;
+    std::swap(current.bytes(), spare->bytes());
   }
-  co_return Ok();
 }
 
 boost::asio::awaitable<Result<ResponseHeader>> ReceiveBody(RequestContext& ctx,

@@ -128,7 +128,11 @@ Result<std::vector<std::uint64_t>> DecodeChunkCrcs(std::string_view crcs,
     return Error(ErrorCode::kCorruption,
                  "data file " + std::string(path) + ": chunk trailer fails its CRC64NVME");
   }
-  std::vector<std::uint64_t> out(footer.chunk_count);
+  return DecodeCrcRun(crcs);
+}
+
+std::vector<std::uint64_t> DecodeCrcRun(std::string_view crcs) {
+  std::vector<std::uint64_t> out(crcs.size() / 8);
   for (std::size_t i = 0; i < out.size(); ++i) {
     out[i] = GetLe(crcs, i * 8, 8);
   }

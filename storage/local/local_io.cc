@@ -167,21 +167,37 @@ Result<std::unique_ptr<ExtentReader>> ExtentReader::Open(
   return reader;
 }
 
-Result<void> ExtentReader::SetCrcs(std::size_t e, std::string_view trailer) {
-  const OpenExtent& extent = extents_[e];
-  const ChunkFooter& footer = *extent.footer;
-  auto crcs = DecodeChunkCrcs(trailer.substr(0, footer.chunk_count * 8),
-                              trailer.substr(footer.chunk_count * 8), footer, extent.path);
-  if (!crcs.ok()) {
-    if (crcs.error().code == ErrorCode::kCorruption) {
-      CountChecksumMismatch();
-      spdlog::error("storage: {}", crcs.error().message);
-    }
-    return std::move(crcs).error();
+void ExtentReader::PlanCrcs(Step& step, const ChunkFooter& footer) const {
+  if (crcs_extent_ == step.e && step.index >= crcs_first_ &&
+      step.index - crcs_first_ < crcs_.size()) {
+    return;
   }
+  step.load_crcs = true;
+  step.crcs_first = step.index - step.index % kCrcWindow;
+  step.crcs_count = std::min(kCrcWindow, footer.chunk_count - step.crcs_first);
+  step.with_footer = step.crcs_first == 0 && step.crcs_count == footer.chunk_count;
+}
+
+Result<void> ExtentReader::SetCrcs(const Step& step, std::string_view bytes) {
+  const OpenExtent& extent = extents_[step.e];
+  const ChunkFooter& footer = *extent.footer;
   crcs_extent_ = kNone;
-  crcs_ = std::move(crcs).value();
-  crcs_extent_ = e;
+  if (!step.with_footer) {
+    crcs_ = DecodeCrcRun(bytes);
+  } else {
+    auto crcs = DecodeChunkCrcs(bytes.substr(0, footer.chunk_count * 8),
+                                bytes.substr(footer.chunk_count * 8), footer, extent.path);
+    if (!crcs.ok()) {
+      if (crcs.error().code == ErrorCode::kCorruption) {
+        CountChecksumMismatch();
+        spdlog::error("storage: {}", crcs.error().message);
+      }
+      return std::move(crcs).error();
+    }
+    crcs_ = std::move(crcs).value();
+  }
+  crcs_first_ = step.crcs_first;
+  crcs_extent_ = step.e;
   return Ok();
 }
 
@@ -203,27 +219,43 @@ ExtentReader::Step ExtentReader::Plan(std::uint64_t offset, std::span<char> buf)
     step.len = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), extent.size - within));
     return step;
   }
-  const std::uint64_t chunk_size = extent.footer->chunk_size;
+  const ChunkFooter& footer = *extent.footer;
+  const std::uint64_t chunk_size = footer.chunk_size;
   step.index = within / chunk_size;
   const std::uint64_t chunk_start = step.index * chunk_size;
-  const auto chunk_len =
-      static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, extent.size - chunk_start));
   const auto in_chunk = static_cast<std::size_t>(within - chunk_start);
   if (chunk_extent_ == step.e && chunk_index_ == step.index) {
     step.answer = CopyFromChunk(in_chunk, buf);
     return step;
   }
-  step.load_crcs = crcs_extent_ != step.e;
+  PlanCrcs(step, footer);
+  const std::uint64_t window_end =
+      step.load_crcs ? step.crcs_first + step.crcs_count : crcs_first_ + crcs_.size();
   step.verify = true;
   step.file_offset = chunk_start;
-  step.len = chunk_len;
-  if (in_chunk == 0 && buf.size() >= chunk_len) {
-    step.dst = buf.data();  // a whole chunk wanted: verify it in the caller's buffer, no copy
-    return step;
+  if (in_chunk == 0) {
+    // Whole chunks that fit the caller's buffer (the extent's last one may be short),
+    // read and verified there: no copy.
+    std::uint64_t len = 0;
+    for (std::uint64_t i = step.index; i < window_end; ++i) {
+      const std::uint64_t next = std::min(chunk_size, extent.size - i * chunk_size);
+      if (len + next > buf.size()) {
+        break;
+      }
+      len += next;
+      ++step.chunks;
+    }
+    if (step.chunks > 0) {
+      step.dst = buf.data();
+      step.len = static_cast<std::size_t>(len);
+      return step;
+    }
   }
+  step.chunks = 1;
+  step.len = static_cast<std::size_t>(std::min(chunk_size, extent.size - chunk_start));
   chunk_extent_ = kNone;
-  if (chunk_.size() < chunk_len) {
-    chunk_.resize(chunk_len);  // at most one chunk, kept for the reader's lifetime
+  if (chunk_.size() < step.len) {
+    chunk_.resize(step.len);  // at most one chunk, kept for the reader's lifetime
   }
   step.dst = chunk_.data();
   step.into_chunk = true;
@@ -243,16 +275,22 @@ Result<std::size_t> ExtentReader::Finish(const Step& step) {
     return step.len;
   }
   const OpenExtent& extent = extents_[step.e];
-  const std::uint64_t crc = Crc64Nvme(0, step.dst, step.len);
-  if (crc != crcs_[step.index]) {
-    CountChecksumMismatch();
-    spdlog::error(
-        "storage: CRC64NVME mismatch in data file {} chunk {} (bytes {}-{}): stored {:016x}, "
-        "read {:016x}",
-        extent.path, step.index, step.file_offset, step.file_offset + step.len - 1,
-        crcs_[step.index], crc);
-    return Error(ErrorCode::kCorruption, "data file " + extent.path + ": chunk " +
-                                             std::to_string(step.index) + " fails its CRC64NVME");
+  const std::uint64_t chunk_size = extent.footer->chunk_size;
+  for (std::uint64_t i = 0; i < step.chunks; ++i) {
+    const std::uint64_t index = step.index + i;
+    const std::uint64_t at = i * chunk_size;
+    const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, step.len - at));
+    const std::uint64_t crc = Crc64Nvme(0, step.dst + at, len);
+    const std::uint64_t stored = crcs_[index - crcs_first_];
+    if (crc != stored) {
+      CountChecksumMismatch();
+      spdlog::error(
+          "storage: CRC64NVME mismatch in data file {} chunk {} (bytes {}-{}): stored {:016x}, "
+          "read {:016x}",
+          extent.path, index, step.file_offset + at, step.file_offset + at + len - 1, stored, crc);
+      return Error(ErrorCode::kCorruption, "data file " + extent.path + ": chunk " +
+                                               std::to_string(index) + " fails its CRC64NVME");
+    }
   }
   if (!step.into_chunk) {
     return step.len;
@@ -270,11 +308,11 @@ Result<std::size_t> ExtentReader::Read(std::uint64_t offset, std::span<char> buf
   }
   const OpenExtent& extent = extents_[step.e];
   if (step.load_crcs) {
-    std::string trailer(extent.footer->trailer_size(), '\0');
+    std::string trailer(step.crcs_bytes(), '\0');
     STRATA_RETURN_IF_ERROR(PreadExact(extent.fd.get(),
                                       std::span<char>(trailer.data(), trailer.size()),
-                                      extent.footer->crcs_offset(), extent.path));
-    STRATA_RETURN_IF_ERROR(SetCrcs(step.e, trailer));
+                                      step.crcs_offset(*extent.footer), extent.path));
+    STRATA_RETURN_IF_ERROR(SetCrcs(step, trailer));
   }
   STRATA_RETURN_IF_ERROR(PreadExact(extent.fd.get(), std::span<char>(step.dst, step.len),
                                     step.file_offset, extent.path));
@@ -289,14 +327,14 @@ boost::asio::awaitable<Result<std::size_t>> ExtentReader::ReadAsync(std::uint64_
   }
   OpenExtent& extent = extents_[step.e];
   if (step.load_crcs) {
-    std::string trailer(extent.footer->trailer_size(), '\0');
+    std::string trailer(step.crcs_bytes(), '\0');
     auto read = co_await extent.async.ReadExact(extent.fd.get(),
                                                 std::span<char>(trailer.data(), trailer.size()),
-                                                extent.footer->crcs_offset(), extent.path);
+                                                step.crcs_offset(*extent.footer), extent.path);
     if (!read.ok()) {
       co_return read.error();
     }
-    auto set = SetCrcs(step.e, trailer);
+    auto set = SetCrcs(step, trailer);
     if (!set.ok()) {
       co_return set.error();
     }

@@ -70,10 +70,14 @@ class LocalPendingWrite final : public PendingWrite {
 // object is being read cannot take bytes away from under the reader.
 //
 // Every chunk (storage/local/chunk_trailer.h) is verified against its CRC64NVME before
-// any of its bytes is returned. The reader holds at most one chunk (the last one
-// verified, so sequential reads smaller than a chunk read and hash it once) and the chunk
-// CRCs of one extent, loaded (and checked against the trailer's own CRC) on its first
-// read. Files without a trailer (written before it existed) are read unverified.
+// any of its bytes is returned. A read that starts on a chunk boundary takes as many whole
+// chunks as fit the caller's buffer in one file read and verifies them there; a read
+// smaller than a chunk, or starting inside one, goes through the reader's own copy of one
+// chunk (the last one verified, so sequential small reads hash it once). Chunk CRCs are
+// loaded by windows of kCrcWindow (a file with more chunks never costs the reader more
+// than 8 KiB of them); a file whose CRCs fit one window is checked against the trailer's
+// own CRC as well. Files without a trailer (written before it existed) are read
+// unverified.
 class ExtentReader final : public ObjectReader {
  public:
   // kNoSuchKey when a file is gone (the version was replaced since the record was read),
@@ -82,8 +86,8 @@ class ExtentReader final : public ObjectReader {
                                                     const std::vector<metadata::Extent>& extents);
 
   std::uint64_t size() const override { return size_; }
-  // Reads within one chunk of one extent: may return fewer bytes than asked, 0 only at
-  // the end. kCorruption, naming the data file, when the chunk (or the extent's chunk
+  // Reads within one CRC window of one extent: may return fewer bytes than asked, 0 only
+  // at the end. kCorruption, naming the data file, when the chunk (or the extent's chunk
   // CRCs) fails its CRC64NVME; that is logged and counted (ChecksumMismatches()).
   Result<std::size_t> Read(std::uint64_t offset, std::span<char> buf) override;
   // Read, its file reads through the data path. Same verification and errors.
@@ -92,6 +96,8 @@ class ExtentReader final : public ObjectReader {
 
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  // Chunk CRCs loaded at a time: 8 KiB of them, 64 MiB of data at 64 KiB chunks.
+  static constexpr std::uint64_t kCrcWindow = 1024;
 
   struct OpenExtent {
     UniqueFd fd;
@@ -107,29 +113,43 @@ class ExtentReader final : public ObjectReader {
   struct Step {
     std::size_t e = 0;                  // the extent
     std::optional<std::size_t> answer;  // answered without file I/O (end, cached chunk)
-    bool load_crcs = false;             // read extent e's chunk CRCs first (trailer bytes)
-    bool verify = false;                // the read is chunk `index`, verified before use
-    bool into_chunk = false;            // read into chunk_, then copy out of it
+    // Load the chunk CRCs [crcs_first, crcs_first + crcs_count) of extent e first, from
+    // trailer bytes; with_footer: all of them plus the footer, to check the trailer CRC.
+    bool load_crcs = false;
+    bool with_footer = false;
+    std::uint64_t crcs_first = 0;
+    std::uint64_t crcs_count = 0;
+    bool verify = false;      // the read is `chunks` chunks from `index`, verified before use
+    bool into_chunk = false;  // read into chunk_, then copy out of it
     std::uint64_t index = 0;
+    std::uint64_t chunks = 0;
     std::uint64_t file_offset = 0;  // the read: `len` bytes at this offset into `dst`
     char* dst = nullptr;
     std::size_t len = 0;
     std::span<char> out;       // the caller's buffer, for into_chunk
     std::size_t in_chunk = 0;  // offset of the request within the chunk
+
+    std::uint64_t crcs_offset(const ChunkFooter& f) const {
+      return f.crcs_offset() + 8 * crcs_first;
+    }
+    std::size_t crcs_bytes() const { return 8 * crcs_count + (with_footer ? kFooterSize : 0); }
   };
 
   ExtentReader() = default;
 
   Step Plan(std::uint64_t offset, std::span<char> buf);
-  // Makes crcs_ the chunk CRCs of extent `e` from its trailer bytes (CRCs, footer).
-  Result<void> SetCrcs(std::size_t e, std::string_view trailer);
-  // After the step's file read: verifies the chunk, keeps it, copies out of it.
+  // Which CRCs `step` needs loaded for its chunk (none when the window holds it).
+  void PlanCrcs(Step& step, const ChunkFooter& footer) const;
+  // Makes crcs_ the step's window of chunk CRCs from the trailer bytes read for it.
+  Result<void> SetCrcs(const Step& step, std::string_view bytes);
+  // After the step's file read: verifies the chunks, keeps a chunk_ read, copies out of it.
   Result<std::size_t> Finish(const Step& step);
   std::size_t CopyFromChunk(std::size_t in_chunk, std::span<char> out) const;
 
   std::vector<OpenExtent> extents_;
   std::uint64_t size_ = 0;
-  std::size_t crcs_extent_ = kNone;
+  std::size_t crcs_extent_ = kNone;  // crcs_ holds extent crcs_extent_'s chunks
+  std::uint64_t crcs_first_ = 0;     // from this one on
   std::vector<std::uint64_t> crcs_;
   std::size_t chunk_extent_ = kNone;  // the verified chunk in chunk_, if any
   std::uint64_t chunk_index_ = 0;

@@ -1,4 +1,4 @@
-"""Integrity on the local tier: every data file carries the CRC64NVME of each 1 MiB chunk,
+"""Integrity on the local tier: every data file carries the CRC64NVME of each 64 KiB chunk,
 a read verifies the chunks it touches, and damaged bytes are never served as a success
 (the server logs the data file instead). Orphaned data files are swept at start."""
 import os
@@ -7,7 +7,7 @@ import pytest
 
 from conftest import make_client
 
-MiB = 1 << 20
+CHUNK = 64 << 10  # the chunk size new data files are written with
 FOOTER = 40
 
 
@@ -43,7 +43,7 @@ def test_damaged_chunk_is_never_served_and_is_logged(strata_factory):
     srv = strata_factory()
     s3 = make_client(srv, retries={"total_max_attempts": 1})
     s3.create_bucket(Bucket="integrity")
-    body = os.urandom(3 * MiB + 1000)
+    body = os.urandom(3 * CHUNK + 1000)
     before = data_files(srv)
     s3.put_object(Bucket="integrity", Key="obj", Body=body)
     new = data_files(srv) - before
@@ -53,22 +53,22 @@ def test_damaged_chunk_is_never_served_and_is_logged(strata_factory):
     assert os.path.getsize(path) == len(body) + 8 * chunks + FOOTER
     assert s3.get_object(Bucket="integrity", Key="obj")["Body"].read() == body
 
-    flip_byte(path, MiB + 12345)  # in chunk 1
+    flip_byte(path, CHUNK + 12345)  # in chunk 1
 
     # The whole object: an error or a cut connection, never the damaged bytes.
     got = read_or_none(s3, Bucket="integrity", Key="obj")
     assert got is None, f"a GET returned {len(got)} bytes of a damaged object as a success"
     # A range inside the damaged chunk fails as well.
     assert read_or_none(s3, Bucket="integrity", Key="obj",
-                        Range=f"bytes={MiB + 100}-{MiB + 200}") is None
+                        Range=f"bytes={CHUNK + 100}-{CHUNK + 200}") is None
     # Ranges in undamaged chunks still read.
-    for first, last in ((0, MiB - 1), (2 * MiB, len(body) - 1), (2 * MiB + 5, 3 * MiB + 10)):
+    for first, last in ((0, CHUNK - 1), (2 * CHUNK, len(body) - 1), (2 * CHUNK + 5, 3 * CHUNK + 10)):
         got = s3.get_object(Bucket="integrity", Key="obj",
                             Range=f"bytes={first}-{last}")["Body"].read()
         assert got == body[first:last + 1], (first, last)
     # A range that only starts in a good chunk fails when it reaches the damaged one.
     assert read_or_none(s3, Bucket="integrity", Key="obj",
-                        Range=f"bytes={MiB - 10}-{MiB + 10}") is None
+                        Range=f"bytes={CHUNK - 10}-{CHUNK + 10}") is None
 
     srv.stop()  # flushes the log
     lines = [ln for ln in srv.logs().splitlines() if "CRC64NVME mismatch" in ln]

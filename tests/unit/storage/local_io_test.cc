@@ -32,6 +32,12 @@ using testing::RunAwaitable;
 using testing::TempDir;
 
 constexpr std::uint64_t MiB = 1 << 20;
+constexpr std::uint64_t kChunk = kChunkSize;
+
+// Bytes after `size` data bytes: one CRC per chunk, then the footer.
+constexpr std::uint64_t TrailerSize(std::uint64_t size) {
+  return (size + kChunk - 1) / kChunk * 8 + kFooterSize;
+}
 
 void FlipByte(const std::string& path, std::uint64_t offset) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
@@ -123,34 +129,35 @@ class ChunkVerifyTest : public ::testing::TestWithParam<Mode> {
 };
 
 TEST_P(ChunkVerifyTest, DataFileCarriesTrailerAndReadsBackInAnyBlockSize) {
-  const std::string body = RandomBytes(3 * MiB + 12345, 1);
+  const std::string body = RandomBytes(3 * kChunk + 12345, 1);
   const auto record = Put("k", body);
-  EXPECT_EQ(std::filesystem::file_size(DataPath(record)), body.size() + 4 * 8 + kFooterSize);
-  for (std::size_t block : {std::size_t{777}, std::size_t{256 * 1024}, std::size_t{MiB},
-                            std::size_t{3 * MiB}, std::size_t{8 * MiB}}) {
+  EXPECT_EQ(std::filesystem::file_size(DataPath(record)), body.size() + TrailerSize(body.size()));
+  for (std::size_t block :
+       {std::size_t{777}, std::size_t{kChunk - 1}, std::size_t{kChunk + 1}, std::size_t{256 * 1024},
+        std::size_t{MiB}, std::size_t{3 * MiB}, std::size_t{8 * MiB}}) {
     auto got = ReadRange(record, 0, body.size(), block);
     ASSERT_TRUE(got.ok()) << got.error().message;
     EXPECT_TRUE(*got == body) << block;
   }
-  auto middle = ReadRange(record, MiB - 10, 2 * MiB + 20, 100'000);
+  auto middle = ReadRange(record, kChunk - 10, 2 * kChunk + 20, 100'000);
   ASSERT_TRUE(middle.ok());
-  EXPECT_TRUE(*middle == body.substr(MiB - 10, 2 * MiB + 20));
+  EXPECT_TRUE(*middle == body.substr(kChunk - 10, 2 * kChunk + 20));
 }
 
 TEST_P(ChunkVerifyTest, DamagedChunkFailsOnlyTheRangesThatTouchIt) {
-  const std::string body = RandomBytes(3 * MiB + 500, 2);
+  const std::string body = RandomBytes(3 * kChunk + 500, 2);
   const auto record = Put("k", body);
   const std::string path = DataPath(record);
-  FlipByte(path, MiB + MiB / 2);  // in chunk 1
+  FlipByte(path, kChunk + kChunk / 2);  // in chunk 1
   const std::uint64_t before = ChecksumMismatches();
 
-  auto bad = ReadRange(record, MiB + 100, 1000);
+  auto bad = ReadRange(record, kChunk + 100, 1000);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, ErrorCode::kCorruption);
   EXPECT_NE(bad.error().message.find(path), std::string::npos) << bad.error().message;
   EXPECT_EQ(ChecksumMismatches(), before + 1);
   // A whole-chunk read straight into the caller's buffer is verified as well.
-  auto whole_chunk = ReadRange(record, MiB, MiB, MiB);
+  auto whole_chunk = ReadRange(record, kChunk, kChunk, kChunk);
   ASSERT_FALSE(whole_chunk.ok());
   EXPECT_EQ(whole_chunk.error().code, ErrorCode::kCorruption);
   EXPECT_EQ(ChecksumMismatches(), before + 2);
@@ -159,12 +166,56 @@ TEST_P(ChunkVerifyTest, DamagedChunkFailsOnlyTheRangesThatTouchIt) {
 
   // Ranges in undamaged chunks read fine, right up to the damaged one.
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> good_ranges = {
-      {0, MiB}, {MiB - 1, 1}, {2 * MiB, MiB + 500}, {3 * MiB + 499, 1}};
+      {0, kChunk}, {kChunk - 1, 1}, {2 * kChunk, kChunk + 500}, {3 * kChunk + 499, 1}};
   for (const auto& [offset, length] : good_ranges) {
     auto good = ReadRange(record, offset, length);
     ASSERT_TRUE(good.ok()) << offset << ": " << good.error().message;
     EXPECT_TRUE(*good == body.substr(offset, length)) << offset;
   }
+}
+
+TEST_P(ChunkVerifyTest, LargeFileLoadsChunkCrcsByWindowAndVerifiesEveryChunkOfARead) {
+  // More chunks than one CRC window (1024): the second window is loaded without the
+  // trailer-wide check, so a damaged CRC entry there fails its own chunk instead.
+  constexpr std::uint64_t kWindow = 1024;
+  const std::string body = RandomBytes((kWindow + 4) * kChunk + 17, 12);
+  const auto record = Put("big", body);
+  const std::string path = DataPath(record);
+  FlipByte(path, (kWindow + 1) * kChunk + 9);           // data of chunk 1025
+  FlipByte(path, body.size() + 8 * (kWindow + 2) + 1);  // the CRC of chunk 1026
+  const std::uint64_t before = ChecksumMismatches();
+
+  auto first_window = ReadRange(record, 0, kWindow * kChunk + 100);
+  ASSERT_TRUE(first_window.ok()) << first_window.error().message;
+  EXPECT_TRUE(*first_window == body.substr(0, kWindow * kChunk + 100));
+  // A multi-chunk read fails on its damaged chunk, wherever it lies in the buffer.
+  auto across = ReadRange(record, kWindow * kChunk, 4 * kChunk, 4 * kChunk);
+  ASSERT_FALSE(across.ok());
+  EXPECT_EQ(across.error().code, ErrorCode::kCorruption);
+  EXPECT_NE(across.error().message.find("chunk 1025"), std::string::npos) << across.error().message;
+  auto damaged_crc = ReadRange(record, (kWindow + 2) * kChunk + 5, 1);
+  ASSERT_FALSE(damaged_crc.ok());
+  EXPECT_EQ(damaged_crc.error().code, ErrorCode::kCorruption);
+  EXPECT_EQ(ChecksumMismatches(), before + 2);
+  auto tail = ReadRange(record, (kWindow + 3) * kChunk, kChunk + 17);
+  ASSERT_TRUE(tail.ok()) << tail.error().message;
+  EXPECT_TRUE(*tail == body.substr((kWindow + 3) * kChunk));
+
+  // One reader: a read stops at the window's end, then windows load in any order.
+  auto reader = store_->OpenObject(record);
+  ASSERT_TRUE(reader.ok());
+  std::vector<char> buf(4 * kChunk);
+  auto n = Read(**reader, (kWindow - 2) * kChunk, buf);
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  EXPECT_EQ(*n, 2 * kChunk);
+  auto last = Read(**reader, (kWindow + 3) * kChunk, buf);
+  ASSERT_TRUE(last.ok()) << last.error().message;
+  EXPECT_EQ(*last, kChunk + 17);
+  EXPECT_EQ(std::string(buf.data(), *last), body.substr((kWindow + 3) * kChunk));
+  auto back = Read(**reader, 5 * kChunk, buf);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, 4 * kChunk);
+  EXPECT_EQ(std::string(buf.data(), *back), body.substr(5 * kChunk, 4 * kChunk));
 }
 
 TEST_P(ChunkVerifyTest, DamagedChunkCrcFailsTheRead) {
@@ -180,7 +231,7 @@ TEST_P(ChunkVerifyTest, DamagedChunkCrcFailsTheRead) {
 
 TEST_P(ChunkVerifyTest, TruncatedOrDamagedTrailerIsRefusedAtOpen) {
   const std::string body = RandomBytes(MiB + 7, 4);
-  const std::uint64_t trailer = 2 * 8 + kFooterSize;
+  const std::uint64_t trailer = TrailerSize(body.size());
   for (std::uint64_t keep : {body.size() + trailer - 1, body.size() + trailer - 20, body.size() + 5,
                              body.size() + 1, body.size() - 1}) {
     const auto record = Put("k" + std::to_string(keep), body);
@@ -274,7 +325,7 @@ TEST_P(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
   ASSERT_TRUE(copied.ok()) << copied.error().message;
   EXPECT_EQ(copied->size, length);
   EXPECT_EQ(std::filesystem::file_size(tier_->DataPath(copied->location)),
-            length + 5 * 8 + kFooterSize);
+            length + TrailerSize(length));
   CompletionRequest request2;
   request2.parts.push_back({1, copied->etag, {}});
   auto done2 = store_->CompleteUpload(BucketName("bucket"), ObjectKey("copy"), created2->upload_id,
