@@ -12,46 +12,6 @@
 namespace strata::gateway {
 namespace {
 
-constexpr std::string_view kAdminPrefix = "/_strata/admin/";
-
-// Sub-resources S3 defines that strata does not implement yet: asking for one must not
-// silently fall through to a plain object or bucket operation.
-constexpr std::string_view kUnsupportedSubresources[] = {"accelerate",
-                                                         "acl",
-                                                         "analytics",
-                                                         "cors",
-                                                         "encryption",
-                                                         "intelligent-tiering",
-                                                         "inventory",
-                                                         "legal-hold",
-                                                         "lifecycle",
-                                                         "logging",
-                                                         "metrics",
-                                                         "notification",
-                                                         "object-lock",
-                                                         "ownershipControls",
-                                                         "policy",
-                                                         "policyStatus",
-                                                         "publicAccessBlock",
-                                                         "replication",
-                                                         "requestPayment",
-                                                         "restore",
-                                                         "retention",
-                                                         "select",
-                                                         "torrent",
-                                                         "website",
-                                                         "renameObject",
-                                                         "session"};
-
-bool HasUnsupportedSubresource(const S3Target& target) {
-  for (auto name : kUnsupportedSubresources) {
-    if (target.HasParam(name)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 Error NotImplemented() {
   return Error(ErrorCode::kNotImplemented,
                "A header or query you provided implies functionality that is not implemented");

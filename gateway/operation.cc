@@ -5,46 +5,6 @@ namespace {
 
 using boost::beast::http::verb;
 
-constexpr std::string_view kAdminPrefix = "/_strata/admin/";
-
-// S3 sub-resources strata does not implement (dispatch.cc answers 501 for them): such a
-// request is not the plain object or bucket operation its method suggests.
-constexpr std::string_view kOtherSubresources[] = {"accelerate",
-                                                   "acl",
-                                                   "analytics",
-                                                   "cors",
-                                                   "encryption",
-                                                   "intelligent-tiering",
-                                                   "inventory",
-                                                   "legal-hold",
-                                                   "lifecycle",
-                                                   "logging",
-                                                   "metrics",
-                                                   "notification",
-                                                   "object-lock",
-                                                   "ownershipControls",
-                                                   "policy",
-                                                   "policyStatus",
-                                                   "publicAccessBlock",
-                                                   "replication",
-                                                   "requestPayment",
-                                                   "restore",
-                                                   "retention",
-                                                   "select",
-                                                   "torrent",
-                                                   "website",
-                                                   "renameObject",
-                                                   "session"};
-
-bool HasOtherSubresource(const S3Target& t) {
-  for (auto name : kOtherSubresources) {
-    if (t.HasParam(name)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 S3Operation Tagging(verb method, bool bucket_level) {
   switch (method) {
     case verb::get:
@@ -219,12 +179,48 @@ S3Operation MethodOperation(verb method) {
   }
 }
 
+bool HasUnsupportedSubresource(const S3Target& target) {
+  // S3 sub-resources strata does not implement yet.
+  static constexpr std::string_view kNames[] = {"accelerate",
+                                                "acl",
+                                                "analytics",
+                                                "cors",
+                                                "encryption",
+                                                "intelligent-tiering",
+                                                "inventory",
+                                                "legal-hold",
+                                                "lifecycle",
+                                                "logging",
+                                                "metrics",
+                                                "notification",
+                                                "object-lock",
+                                                "ownershipControls",
+                                                "policy",
+                                                "policyStatus",
+                                                "publicAccessBlock",
+                                                "replication",
+                                                "requestPayment",
+                                                "restore",
+                                                "retention",
+                                                "select",
+                                                "torrent",
+                                                "website",
+                                                "renameObject",
+                                                "session"};
+  for (auto name : kNames) {
+    if (target.HasParam(name)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 S3Operation ClassifyOperation(const S3Target& target, verb method, bool copy_source) {
   if (target.raw_path.starts_with(kAdminPrefix) && !target.virtual_hosted) {
     return S3Operation::kAdmin;
   }
   if (target.bucket.empty()) {
-    if (method == verb::get && !HasOtherSubresource(target) && !target.HasParam("tagging")) {
+    if (method == verb::get && !HasUnsupportedSubresource(target) && !target.HasParam("tagging")) {
       return S3Operation::kListBuckets;
     }
     return MethodOperation(method);
@@ -236,7 +232,7 @@ S3Operation ClassifyOperation(const S3Target& target, verb method, bool copy_sou
   if (target.HasParam("tagging")) {
     return Tagging(method, bucket_level);
   }
-  if (HasOtherSubresource(target)) {
+  if (HasUnsupportedSubresource(target)) {
     return MethodOperation(method);
   }
   if (!bucket_level && method == verb::get && target.HasParam("attributes")) {

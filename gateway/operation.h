@@ -71,6 +71,14 @@ std::string_view OperationName(S3Operation op);
 // The method fallback for `method`.
 S3Operation MethodOperation(boost::beast::http::verb method);
 
+// The path prefix of strata's own admin API (path-style only).
+inline constexpr std::string_view kAdminPrefix = "/_strata/admin/";
+
+// Whether `target` names an S3 sub-resource strata does not implement (?acl, ?policy,
+// ?lifecycle, ...): dispatch answers 501 rather than fall through to the plain object or
+// bucket operation its method suggests, and metrics name it by its method.
+bool HasUnsupportedSubresource(const S3Target& target);
+
 // The operation `method` on `target` asks for; `copy_source` is whether the request
 // carries x-amz-copy-source.
 S3Operation ClassifyOperation(const S3Target& target, boost::beast::http::verb method,
