@@ -10,6 +10,7 @@
 #include <map>
 
 #include "gateway/s3_target.h"
+#include "gateway/send_budget.h"
 #include "storage/integrity.h"
 
 #ifndef STRATA_VERSION
@@ -364,6 +365,10 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
            "Chunks of local data files whose CRC64NVME did not match when read; each read "
            "was refused.");
   w.Sample("strata_checksum_mismatches_total", {}, sample.checksum_mismatches);
+  w.Family("strata_get_send_block_bytes", "gauge",
+           "Bytes of send blocks GET responses hold now (bounded per core; "
+           "gateway/send_budget.h).");
+  w.Sample("strata_get_send_block_bytes", {}, sample.send_block_bytes);
   w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
   w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
   w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -388,6 +393,7 @@ std::string GatewayMetrics::Scrape() const {
   sample.uptime_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   sample.checksum_mismatches = storage::ChecksumMismatches();
+  sample.send_block_bytes = SendBlockBytes();
   sample.resident_bytes = ResidentBytes();
   sample.open_fds = OpenFds();
   sample.cpu_seconds = CpuSeconds();

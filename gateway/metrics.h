@@ -118,6 +118,7 @@ class alignas(64) MetricsShard {
 struct ScrapeSample {
   double uptime_seconds = 0;
   std::uint64_t checksum_mismatches = 0;        // storage::ChecksumMismatches()
+  std::uint64_t send_block_bytes = 0;           // SendBlockBytes()
   std::optional<std::uint64_t> resident_bytes;  // /proc/self/statm; nullopt if unreadable
   std::optional<std::uint64_t> open_fds;        // /proc/self/fd
   std::optional<double> cpu_seconds;            // /proc/self/stat utime + stime

@@ -12,6 +12,7 @@
 #include "auth/payload_decoder.h"
 #include "gateway/conditions.h"
 #include "gateway/http_time.h"
+#include "gateway/send_budget.h"
 #include "gateway/tags.h"
 
 namespace strata::gateway {
@@ -370,34 +371,6 @@ boost::asio::awaitable<void> Into(boost::asio::awaitable<T> op, std::optional<T>
 
 }  // namespace
 
-namespace {
-
-// Bytes of GET send blocks held on this core (each core's sessions run on its one
-// thread). Past kSendBudget a GET gets one small block, not two large ones, so memory
-// stays bounded by connections x kMinSendBlock however many download at once, while a
-// few large downloads still overlap disk and network with full blocks.
-constexpr std::size_t kSendBudget = 32 << 20;
-constexpr std::size_t kMinSendBlock = 64 << 10;
-thread_local std::size_t t_send_bytes = 0;
-
-// A send block counted against this core's budget while it lives.
-class SendBlock {
- public:
-  explicit SendBlock(std::size_t size) : bytes_(size) { t_send_bytes += size; }
-  SendBlock(const SendBlock&) = delete;
-  SendBlock& operator=(const SendBlock&) = delete;
-  ~SendBlock() { t_send_bytes -= bytes_.size(); }
-
-  std::vector<char>& bytes() { return bytes_; }
-
- private:
-  std::vector<char> bytes_;
-};
-
-bool WithinBudget(std::size_t more) { return t_send_bytes + more <= kSendBudget; }
-
-}  // namespace
-
 boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
                                                      storage::ObjectReader& reader,
                                                      std::uint64_t first, std::uint64_t length) {
@@ -406,7 +379,7 @@ boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
     co_return Ok();
   }
   const std::uint64_t end = first + length;
-  const std::size_t wanted = WithinBudget(kIoBlock) ? kIoBlock : kMinSendBlock;
+  const std::size_t wanted = SendBudgetAllows(kIoBlock) ? kIoBlock : kMinSendBlock;
   const auto block_size = static_cast<std::size_t>(std::min<std::uint64_t>(wanted, length));
   SendBlock current(block_size);
   std::optional<SendBlock> spare;  // the second block, while the budget allows
@@ -421,7 +394,7 @@ boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
     if (offset >= end) {
       co_return co_await ctx.exchange.SendBody(out);
     }
-    if (!spare && WithinBudget(block_size)) {
+    if (!spare && SendBudgetAllows(block_size)) {
       spare.emplace(block_size);  // allocated once, for objects of more than one block
     }
     if (!spare) {

@@ -84,10 +84,10 @@ struct BodyExpectations {
 Result<BodyExpectations> ExpectBody(const RequestContext& ctx, std::uint64_t max_size);
 
 // Sends bytes [first, first + length) of `reader` as the response body (the header is
-// sent). Two kIoBlock buffers while the core's send budget allows: one goes out on the
-// socket while the next is read from disk, so network and disk overlap; past the budget
-// (many downloads at once) one 64 KiB block. An error after the header closes the
-// connection.
+// sent). Two kIoBlock buffers while the core's send budget allows (gateway/send_budget.h):
+// one goes out on the socket while the next is read from disk, so network and disk
+// overlap; past the budget (many downloads at once) one 64 KiB block. An error after the
+// header closes the connection.
 boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
                                                      storage::ObjectReader& reader,
                                                      std::uint64_t first, std::uint64_t length);

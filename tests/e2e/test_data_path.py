@@ -5,7 +5,9 @@ The rest of the suite runs on the default (io_uring) path."""
 import hashlib
 import http.client
 import os
+import time
 import urllib.parse
+import urllib.request
 
 import pytest
 
@@ -101,11 +103,21 @@ def test_damaged_chunk_is_refused(strata_factory, io_uring):
     assert "CRC64NVME mismatch" in srv.logs()
 
 
+def send_block_bytes(srv):
+    with urllib.request.urlopen(srv.endpoint + "/metrics", timeout=30) as resp:
+        for line in resp.read().decode().splitlines():
+            if line.startswith("strata_get_send_block_bytes "):
+                return float(line.split()[1])
+    raise AssertionError("no strata_get_send_block_bytes in /metrics")
+
+
 def test_many_stalled_downloads_share_a_bounded_send_budget(strata_factory):
     # Each core lends its GETs at most 32 MiB of send blocks; 160 downloads that all stall
-    # (requests sent, bodies not read yet) exceed that on 2 cores, so the later GETs run
-    # on one small block. Every body must still arrive whole and in order.
-    srv = strata_factory()
+    # (requests sent, bodies not read yet) would hold 80 MiB in pairs of 256 KiB blocks,
+    # so on 2 cores the later GETs run on one 64 KiB block. Every body must still arrive
+    # whole, and the blocks held must stay within the budget and return to 0.
+    cores = 2
+    srv = strata_factory(overrides={"server": {"threads": cores}})
     s3 = make_client(srv)
     s3.create_bucket(Bucket="budget")
     body = os.urandom(12 * MiB + 5)
@@ -119,6 +131,14 @@ def test_many_stalled_downloads_share_a_bounded_send_budget(strata_factory):
             conn = http.client.HTTPConnection(srv.host, srv.port, timeout=120)
             conn.request("GET", target)
             conns.append(conn)
+        held = 0.0
+        for _ in range(50):  # until every GET has started sending (and stalled)
+            held = send_block_bytes(srv)
+            if held >= cores * 32 * MiB:
+                break
+            time.sleep(0.1)
+        # Past the budget only 64 KiB blocks are added: at most one per GET beyond it.
+        assert cores * 16 * MiB < held <= cores * (32 * MiB + 256 * 1024) + 160 * 64 * 1024, held
         want = hashlib.sha256(body).hexdigest()
         for i, conn in enumerate(conns):
             resp = conn.getresponse()
@@ -130,3 +150,8 @@ def test_many_stalled_downloads_share_a_bounded_send_budget(strata_factory):
     finally:
         for conn in conns:
             conn.close()
+    # A GET lets go of its blocks just after its last bytes leave.
+    deadline = time.monotonic() + 10
+    while send_block_bytes(srv) != 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert send_block_bytes(srv) == 0

@@ -131,6 +131,7 @@ TEST(GatewayMetrics, ConnectionsAndSample) {
   ScrapeSample sample;
   sample.uptime_seconds = 1.5;
   sample.checksum_mismatches = 2;
+  sample.send_block_bytes = 524288;
   sample.resident_bytes = 1 << 20;
   sample.open_fds = 12;
   auto text = metrics.Render(sample);
@@ -138,6 +139,8 @@ TEST(GatewayMetrics, ConnectionsAndSample) {
   EXPECT_TRUE(HasLine(text, "strata_connections_open 2")) << text;
   EXPECT_TRUE(HasLine(text, "strata_connections_total 3")) << text;
   EXPECT_TRUE(HasLine(text, "strata_checksum_mismatches_total 2")) << text;
+  EXPECT_TRUE(HasLine(text, "# TYPE strata_get_send_block_bytes gauge")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_get_send_block_bytes 524288")) << text;
   EXPECT_TRUE(HasLine(text, "strata_uptime_seconds 1.5")) << text;
   EXPECT_TRUE(HasLine(text, "process_resident_memory_bytes 1048576")) << text;
   EXPECT_TRUE(HasLine(text, "process_open_fds 12")) << text;
