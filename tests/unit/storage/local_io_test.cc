@@ -79,6 +79,30 @@ class ChunkVerifyTest : public ::testing::TestWithParam<Mode> {
     return async() ? RunAwaitable(ioc_, reader.ReadAsync(offset, buf)) : reader.Read(offset, buf);
   }
 
+  // The multipart object bucket/`key` made of `parts`, one extent each.
+  Result<metadata::ObjectRecord> PutMultipart(const std::string& key,
+                                              const std::vector<const std::string*>& parts) {
+    metadata::UploadRecord upload;
+    upload.object.bucket = BucketName("bucket");
+    upload.object.key = ObjectKey(key);
+    auto created = store_->CreateUpload(upload);
+    STRATA_RETURN_IF_ERROR(created);
+    CompletionRequest request;
+    std::uint32_t number = 0;
+    for (const std::string* body : parts) {
+      auto w = store_->BeginWrite(BucketName("bucket"), {});
+      if (!w.ok()) {
+        return std::move(w).error();
+      }
+      STRATA_RETURN_IF_ERROR(Append(**w, *body));
+      auto part = store_->CommitPart(std::move(w).value(), *created, ++number);
+      STRATA_RETURN_IF_ERROR(part);
+      request.parts.push_back({part->number, part->etag, {}});
+    }
+    return store_->CompleteUpload(BucketName("bucket"), ObjectKey(key), created->upload_id,
+                                  request);
+  }
+
   metadata::ObjectRecord Put(const std::string& key, const std::string& body) {
     auto w = store_->BeginWrite(BucketName("bucket"), {});
     EXPECT_TRUE(w.ok());
@@ -283,25 +307,9 @@ TEST_P(ChunkVerifyTest, EmptyObjectHasAnEmptyTrailer) {
 }
 
 TEST_P(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
-  metadata::UploadRecord upload;
-  upload.object.bucket = BucketName("bucket");
-  upload.object.key = ObjectKey("mp");
-  auto created = store_->CreateUpload(upload);
-  ASSERT_TRUE(created.ok()) << created.error().message;
   const std::string one = RandomBytes(5 * MiB + 3, 6);
   const std::string two = RandomBytes(MiB + MiB / 2, 7);
-  CompletionRequest request;
-  std::uint32_t number = 0;
-  for (const std::string* body : {&one, &two}) {
-    auto w = store_->BeginWrite(BucketName("bucket"), {});
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE(Append(**w, *body).ok());
-    auto part = store_->CommitPart(std::move(w).value(), *created, ++number);
-    ASSERT_TRUE(part.ok()) << part.error().message;
-    request.parts.push_back({part->number, part->etag, {}});
-  }
-  auto done =
-      store_->CompleteUpload(BucketName("bucket"), ObjectKey("mp"), created->upload_id, request);
+  auto done = PutMultipart("mp", {&one, &two});
   ASSERT_TRUE(done.ok()) << done.error().message;
   ASSERT_EQ(done->placements.at(0).extents.size(), 2u);
   const std::string body = one + two;
@@ -315,7 +323,8 @@ TEST_P(ChunkVerifyTest, MultipartObjectAndRangedCopyPartVerifyEveryExtent) {
 
   // A ranged UploadPartCopy from it: read through the verified path, written with a
   // trailer of its own.
-  metadata::UploadRecord upload2 = upload;
+  metadata::UploadRecord upload2;
+  upload2.object.bucket = BucketName("bucket");
   upload2.object.key = ObjectKey("copy");
   auto created2 = store_->CreateUpload(upload2);
   ASSERT_TRUE(created2.ok());
@@ -361,25 +370,9 @@ TEST_P(ChunkVerifyTest, CopyObjectSharesTheTrailer) {
 }
 
 TEST_P(ChunkVerifyTest, ReadsStopAtChunkAndExtentBoundaries) {
-  metadata::UploadRecord upload;
-  upload.object.bucket = BucketName("bucket");
-  upload.object.key = ObjectKey("mp");
-  auto created = store_->CreateUpload(upload);
-  ASSERT_TRUE(created.ok()) << created.error().message;
   const std::string one = RandomBytes(5 * MiB + 100, 9);  // parts but the last: 5 MiB
   const std::string two = RandomBytes(1000, 10);
-  CompletionRequest request;
-  std::uint32_t number = 0;
-  for (const std::string* body : {&one, &two}) {
-    auto w = store_->BeginWrite(BucketName("bucket"), {});
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE(Append(**w, *body).ok());
-    auto part = store_->CommitPart(std::move(w).value(), *created, ++number);
-    ASSERT_TRUE(part.ok()) << part.error().message;
-    request.parts.push_back({part->number, part->etag, {}});
-  }
-  auto done =
-      store_->CompleteUpload(BucketName("bucket"), ObjectKey("mp"), created->upload_id, request);
+  auto done = PutMultipart("mp", {&one, &two});
   ASSERT_TRUE(done.ok()) << done.error().message;
   const std::string body = one + two;
   auto reader = store_->OpenObject(*done);
