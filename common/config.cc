@@ -486,9 +486,10 @@ class ConfigReader {
     for (std::size_t i = 0; i < (*arr)->size(); ++i) {
       const toml::table& t = *(*arr)->get(i)->as_table();
       const std::string prefix = Indexed("tiers", i);
-      STRATA_RETURN_IF_ERROR(CheckKeys(t, prefix,
-                                       {"name", "kind", "path", "capacity", "price_per_gb_month",
-                                        "endpoint", "access_key", "secret_key", "region"}));
+      STRATA_RETURN_IF_ERROR(
+          CheckKeys(t, prefix,
+                    {"name", "kind", "path", "capacity", "price_per_gb_month", "endpoint",
+                     "access_key", "secret_key", "region", "revalidate_after"}));
       TierConfig tier;
       for (const char* required : {"name", "kind"}) {
         if (!t.contains(required)) {
@@ -522,8 +523,8 @@ class ConfigReader {
       for (const auto& [k, v] : t) {
         const std::string key = Join(prefix, k.str());
         const std::string_view name = k.str();
-        const bool s3_only =
-            name == "endpoint" || name == "access_key" || name == "secret_key" || name == "region";
+        const bool s3_only = name == "endpoint" || name == "access_key" || name == "secret_key" ||
+                             name == "region" || name == "revalidate_after";
         if (s3_only && tier.kind != TierKind::kS3) {
           return Fail(k.source(), key, "only applies to tiers of kind \"s3\"");
         }
@@ -564,6 +565,10 @@ class ConfigReader {
           auto r = GetNonEmptyString(v, key);
           STRATA_RETURN_IF_ERROR(r);
           tier.region = std::move(*r);
+        } else if (name == "revalidate_after") {
+          auto r = GetDuration(v, key, true);
+          STRATA_RETURN_IF_ERROR(r);
+          tier.revalidate_after = *r;
         }
       }
       if (tier.kind == TierKind::kLocal && tier.path.empty()) {
@@ -647,11 +652,16 @@ class ConfigReader {
   Result<void> ReadWriteback(const toml::node& node, WritebackConfig& w) const {
     auto t = AsTable(node, "writeback");
     STRATA_RETURN_IF_ERROR(t);
-    STRATA_RETURN_IF_ERROR(CheckKeys(**t, "writeback", {"delay"}));
+    STRATA_RETURN_IF_ERROR(CheckKeys(**t, "writeback", {"delay", "dirty_limit"}));
     if (const toml::node* v = (*t)->get("delay")) {
       auto r = GetDuration(*v, "writeback.delay", true);
       STRATA_RETURN_IF_ERROR(r);
       w.delay = *r;
+    }
+    if (const toml::node* v = (*t)->get("dirty_limit")) {
+      auto r = GetSize(*v, "writeback.dirty_limit");
+      STRATA_RETURN_IF_ERROR(r);
+      w.dirty_limit = *r;
     }
     return Ok();
   }
@@ -677,6 +687,15 @@ class ConfigReader {
 };
 
 }  // namespace
+
+const TierConfig* Config::UpstreamTier() const {
+  for (const auto& t : tiers) {
+    if (t.kind == TierKind::kS3) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
 
 const TierConfig* Config::HotTier() const {
   const auto it = storage_classes.find("STANDARD");

@@ -57,10 +57,15 @@ struct TierConfig {
   std::string access_key;            // s3
   std::string secret_key;            // s3
   std::string region = "us-east-1";  // s3
+  // s3: a cached copy is checked against the upstream (a conditional GET) when it was
+  // last checked longer ago than this.
+  std::chrono::milliseconds revalidate_after{60'000};
 };
 
 struct WritebackConfig {
   std::chrono::milliseconds delay{5'000};
+  // Bytes of acknowledged writes not yet upstream above which PUTs get 503 SlowDown.
+  std::uint64_t dirty_limit = 10ull << 30;
 };
 
 struct LifecycleConfig {
@@ -76,6 +81,8 @@ struct Config {
   WritebackConfig writeback;
   LifecycleConfig lifecycle;
 
+  // The upstream: the first tier of kind s3, or nullptr.
+  const TierConfig* UpstreamTier() const;
   // The tier that new writes land on: the one STANDARD maps to.
   const TierConfig* HotTier() const;
 };

@@ -14,6 +14,8 @@
 #include "metadata/index.h"
 #include "storage/data_path.h"
 #include "storage/object_store.h"
+#include "storage/upstream/upstream.h"
+#include "storage/upstream/writeback.h"
 
 namespace {
 
@@ -88,12 +90,38 @@ int main(int argc, char** argv) {
   boost::asio::thread_pool blocking_pool(4);
   gateway::Services services{*config, clock, **index, **store, verifier, blocking_pool};
 
+  // The cold tier: an upstream S3 store, and the worker writing the queue back to it.
+  std::unique_ptr<storage::Upstream> upstream;
+  std::unique_ptr<storage::WritebackWorker> writeback;
+  if (const TierConfig* cold = config->UpstreamTier()) {
+    auto made = storage::Upstream::Create(*cold);
+    if (!made.ok()) {
+      return Fail(made.error().message);
+    }
+    upstream = std::move(made).value();
+    writeback = std::make_unique<storage::WritebackWorker>(
+        **index, **store, *upstream, storage::WritebackOptions{.delay = config->writeback.delay});
+    services.upstream = upstream.get();
+    services.writeback = writeback.get();
+    const auto backlog = (*index)->WritebackBacklog();
+    spdlog::info("upstream: tier {} at {}; write-back delay {} ms, backlog {} objects, {} bytes",
+                 cold->name, cold->endpoint, config->writeback.delay.count(), backlog.objects,
+                 backlog.bytes);
+  }
+
   gateway::Server server(services);
   auto started = server.Start();
   if (!started.ok()) {
     return Fail(started.error().message);
   }
+  if (writeback) {
+    writeback->Start();
+  }
   server.Run();
+  writeback.reset();
+  if (upstream) {
+    upstream->ReleaseClients();
+  }
   blocking_pool.join();
   spdlog::info("index closed, bye");
   return 0;

@@ -11,7 +11,9 @@
 
 #include "gateway/s3_target.h"
 #include "gateway/send_budget.h"
+#include "gateway/services.h"
 #include "storage/integrity.h"
+#include "storage/upstream/writeback.h"
 
 #ifndef STRATA_VERSION
 #define STRATA_VERSION "unknown"
@@ -369,6 +371,25 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
            "Bytes of send blocks GET responses hold now (bounded per core; "
            "gateway/send_budget.h).");
   w.Sample("strata_get_send_block_bytes", {}, sample.send_block_bytes);
+  if (sample.writeback) {
+    const WritebackSample& wb = *sample.writeback;
+    w.Family("strata_writeback_backlog_objects", "gauge",
+             "Keys whose latest change waits to be written back upstream.");
+    w.Sample("strata_writeback_backlog_objects", {}, wb.objects);
+    w.Family("strata_writeback_backlog_bytes", "gauge",
+             "Bytes of the versions waiting to be written back upstream.");
+    w.Sample("strata_writeback_backlog_bytes", {}, wb.bytes);
+    w.Family("strata_writeback_oldest_age_seconds", "gauge",
+             "Age of the oldest change waiting to be written back (as of the worker's last "
+             "scan); 0 when none waits.");
+    w.Sample("strata_writeback_oldest_age_seconds", {}, wb.oldest_age_seconds);
+    w.Family("strata_writeback_pushes_total", "counter",
+             "Changes written back upstream (PUTs and DELETEs).");
+    w.Sample("strata_writeback_pushes_total", {}, wb.pushes);
+    w.Family("strata_writeback_failures_total", "counter",
+             "Failed write-back attempts (each is retried with backoff).");
+    w.Sample("strata_writeback_failures_total", {}, wb.failures);
+  }
   w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
   w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
   w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -388,7 +409,27 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
   return w.text();
 }
 
-std::string GatewayMetrics::Scrape() const {
+std::string GatewayMetrics::Scrape() const { return Render(SampleProcess()); }
+
+std::string GatewayMetrics::Scrape(const Services& services) const {
+  ScrapeSample sample = SampleProcess();
+  if (services.writeback != nullptr) {
+    const auto totals = services.index.WritebackBacklog();
+    const auto stats = services.writeback->stats();
+    const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    services.clock.Now().time_since_epoch())
+                                    .count();
+    sample.writeback =
+        WritebackSample{totals.objects, totals.bytes,
+                        stats.oldest_enqueued_ms == 0 || totals.objects == 0
+                            ? 0.0
+                            : std::max<std::int64_t>(0, now_ms - stats.oldest_enqueued_ms) / 1000.0,
+                        stats.pushes, stats.failures};
+  }
+  return Render(sample);
+}
+
+ScrapeSample GatewayMetrics::SampleProcess() const {
   ScrapeSample sample;
   sample.uptime_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
@@ -397,7 +438,7 @@ std::string GatewayMetrics::Scrape() const {
   sample.resident_bytes = ResidentBytes();
   sample.open_fds = OpenFds();
   sample.cpu_seconds = CpuSeconds();
-  return Render(sample);
+  return sample;
 }
 
 bool IsMetricsScrape(boost::beast::http::verb method, std::string_view target,

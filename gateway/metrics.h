@@ -26,6 +26,8 @@
 
 namespace strata::gateway {
 
+struct Services;
+
 inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 // Upper bounds, in seconds, of strata_request_duration_seconds' buckets (and +Inf).
@@ -114,8 +116,18 @@ class alignas(64) MetricsShard {
   Counter connections_closed_;
 };
 
+// The write-back backlog and worker (storage/upstream/writeback.h), with an upstream.
+struct WritebackSample {
+  std::uint64_t objects = 0;
+  std::uint64_t bytes = 0;
+  double oldest_age_seconds = 0;
+  std::uint64_t pushes = 0;
+  std::uint64_t failures = 0;
+};
+
 // What a scrape reads besides the gateway's counters.
 struct ScrapeSample {
+  std::optional<WritebackSample> writeback;  // nullopt: no upstream configured
   double uptime_seconds = 0;
   std::uint64_t checksum_mismatches = 0;        // storage::ChecksumMismatches()
   std::uint64_t send_block_bytes = 0;           // SendBlockBytes()
@@ -139,8 +151,12 @@ class GatewayMetrics {
   std::string Render(const ScrapeSample& sample) const;
   // Render() with a sample of this process and the storage engine taken now.
   std::string Scrape() const;
+  // Scrape() plus the write-back backlog of `services` (when it has an upstream).
+  std::string Scrape(const Services& services) const;
 
  private:
+  ScrapeSample SampleProcess() const;
+
   std::vector<std::unique_ptr<MetricsShard>> shards_;
   std::chrono::steady_clock::time_point started_;
 };

@@ -10,6 +10,11 @@
 #include "metadata/index.h"
 #include "storage/object_store.h"
 
+namespace strata::storage {
+class Upstream;
+class WritebackWorker;
+}  // namespace strata::storage
+
 namespace strata::gateway {
 
 struct Services {
@@ -19,6 +24,9 @@ struct Services {
   storage::ObjectStore& store;
   const auth::Verifier& verifier;
   boost::asio::thread_pool& blocking_pool;  // fsync and synced index writes
+  // With an `s3` tier: the upstream and the worker pushing the write-back queue to it.
+  storage::Upstream* upstream = nullptr;
+  storage::WritebackWorker* writeback = nullptr;
 };
 
 }  // namespace strata::gateway

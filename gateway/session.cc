@@ -273,7 +273,7 @@ class Session final : public Exchange {
     header.result(http::status::ok);
     header.set(http::field::content_type, kMetricsContentType);
     header.set(http::field::cache_control, "no-store");
-    std::string body = core_.all_metrics->Scrape();
+    std::string body = core_.all_metrics->Scrape(services_);
     (void)co_await Send(std::move(header), std::move(body));
     auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - started)

@@ -156,8 +156,10 @@ std::string EncodeBucket(const BucketRecord& bucket) {
   e.PutString(bucket.owner);
   e.PutSignedVarint(bucket.created_ms);
   e.PutString(bucket.region);
-  e.PutString(bucket.versioning);  // format 2
-  PutPairs(e, bucket.tags);        // format 3
+  e.PutString(bucket.versioning);       // format 2
+  PutPairs(e, bucket.tags);             // format 3
+  e.PutString(bucket.upstream_tier);    // format 4
+  e.PutString(bucket.upstream_bucket);  // format 4
   return std::move(e).Finish();
 }
 
@@ -169,6 +171,7 @@ Result<BucketRecord> DecodeBucket(std::string_view bytes) {
   if (!d.GetByte(&format) || format < 1 || format > kBucketFormat || !d.GetString(&name) ||
       !d.GetString(&b.owner) || !d.GetSignedVarint(&b.created_ms) || !d.GetString(&b.region) ||
       (format >= 2 && !d.GetString(&b.versioning)) || (format >= 3 && !GetPairs(d, &b.tags)) ||
+      (format >= 4 && (!d.GetString(&b.upstream_tier) || !d.GetString(&b.upstream_bucket))) ||
       !d.done()) {
     return Corrupt("bucket");
   }
@@ -366,6 +369,32 @@ Result<PartRecord> DecodePart(std::string_view bytes) {
   }
   p.number = static_cast<std::uint32_t>(number);
   return p;
+}
+
+std::string EncodeWriteback(const WritebackItem& item) {
+  Encoder e;
+  e.PutByte(kWritebackFormat);
+  e.PutVarint(item.sequence);
+  e.PutSignedVarint(item.enqueued_ms);
+  e.PutVarint(item.bytes);
+  e.PutVarint(item.attempts);
+  e.PutSignedVarint(item.retry_ms);
+  e.PutString(item.last_error);
+  return std::move(e).Finish();
+}
+
+Result<WritebackItem> DecodeWriteback(std::string_view bytes) {
+  Decoder d(bytes);
+  WritebackItem item;
+  std::uint64_t attempts = 0;
+  if (!GetFormat(d, kWritebackFormat) || !d.GetVarint(&item.sequence) ||
+      !d.GetSignedVarint(&item.enqueued_ms) || !d.GetVarint(&item.bytes) ||
+      !d.GetVarint(&attempts) || attempts > UINT32_MAX || !d.GetSignedVarint(&item.retry_ms) ||
+      !d.GetString(&item.last_error) || !d.done()) {
+    return Corrupt("write-back");
+  }
+  item.attempts = static_cast<std::uint32_t>(attempts);
+  return item;
 }
 
 std::string EncodeUser(const UserRecord& u) {

@@ -19,11 +19,12 @@
 
 namespace strata::metadata {
 
-inline constexpr std::uint8_t kBucketFormat = 3;
+inline constexpr std::uint8_t kBucketFormat = 4;
 inline constexpr std::uint8_t kObjectFormat = 3;
 inline constexpr std::uint8_t kUserFormat = 1;
 inline constexpr std::uint8_t kUploadFormat = 1;
 inline constexpr std::uint8_t kPartFormat = 1;
+inline constexpr std::uint8_t kWritebackFormat = 1;
 
 std::string EncodeBucket(const BucketRecord& bucket);
 Result<BucketRecord> DecodeBucket(std::string_view bytes);
@@ -39,6 +40,10 @@ Result<UploadRecord> DecodeUpload(std::string_view bytes);
 
 std::string EncodePart(const PartRecord& part);
 Result<PartRecord> DecodePart(std::string_view bytes);
+
+// A write-back item without its bucket and key (the row key's).
+std::string EncodeWriteback(const WritebackItem& item);
+Result<WritebackItem> DecodeWriteback(std::string_view bytes);
 
 std::string EncodeUser(const UserRecord& user);
 Result<UserRecord> DecodeUser(std::string_view bytes);

@@ -174,6 +174,24 @@ class Index {
   virtual Result<void> ForEachLocation(
       const std::function<void(std::string_view tier, std::string_view location)>& fn) = 0;
 
+  // Write-back queue (metadata/README.md). Calls fn for each item in (bucket, key) order
+  // until it returns false. For the write-back worker and the admin API, not requests.
+  virtual Result<void> ScanWriteback(const std::function<bool(const WritebackItem&)>& fn) = 0;
+  // The item of one key, if any: a key with an item is not (yet) as the upstream has it.
+  virtual Result<std::optional<WritebackItem>> GetWriteback(const BucketName& bucket,
+                                                            const ObjectKey& key) = 0;
+  // After a successful push of `item`: under the key's lock, records `copy` (when given)
+  // on the version it names, if that version is still there, and removes the item if no
+  // change came after it (same sequence). Returns whether the item was removed.
+  virtual Result<bool> FinishWriteback(const WritebackItem& item,
+                                       const std::optional<UpstreamCopy>& copy) = 0;
+  // After a failed push: counts the attempt and stores the error and the retry time,
+  // unless a newer change replaced the item meanwhile.
+  virtual Result<void> DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
+                                      const std::string& error) = 0;
+  // Items and bytes waiting, kept in memory (counted at open, updated by every commit).
+  virtual WritebackTotals WritebackBacklog() const = 0;
+
   // Users created through the admin API (bootstrap users live in the config).
   virtual Result<void> PutUser(const UserRecord& user) = 0;
   virtual Result<UserRecord> GetUser(const std::string& access_key) = 0;  // kNotFound

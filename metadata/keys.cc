@@ -73,4 +73,24 @@ std::string PartRowKey(std::string_view upload_id, std::uint32_t number) {
   return out;
 }
 
+std::string WritebackRowKey(std::string_view bucket, std::string_view key) {
+  std::string out(kWritebackRowPrefix);
+  out.append(bucket);
+  out.push_back('\0');
+  out.append(key);
+  return out;
+}
+
+std::optional<ParsedWritebackRow> ParseWritebackRowKey(std::string_view row) {
+  if (!row.starts_with(kWritebackRowPrefix)) {
+    return std::nullopt;
+  }
+  row.remove_prefix(kWritebackRowPrefix.size());
+  const std::size_t zero = row.find('\0');
+  if (zero == std::string_view::npos || zero == 0) {
+    return std::nullopt;
+  }
+  return ParsedWritebackRow{row.substr(0, zero), row.substr(zero + 1)};
+}
+
 }  // namespace strata::metadata

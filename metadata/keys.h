@@ -33,4 +33,14 @@ std::string UploadRowKey(std::string_view bucket, std::string_view key, std::str
 std::string PartPrefix(std::string_view upload_id);
 std::string PartRowKey(std::string_view upload_id, std::uint32_t number);
 
+// queues CF, write-back items: "w" 0x00 bucket 0x00 key, one row per key, in (bucket, key)
+// order. Other queues (transitions, upstream deletes) will take other leading letters.
+std::string WritebackRowKey(std::string_view bucket, std::string_view key);
+inline constexpr std::string_view kWritebackRowPrefix{"w\0", 2};
+struct ParsedWritebackRow {
+  std::string_view bucket;
+  std::string_view key;
+};
+std::optional<ParsedWritebackRow> ParseWritebackRowKey(std::string_view row);
+
 }  // namespace strata::metadata

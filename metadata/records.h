@@ -22,6 +22,11 @@ struct BucketRecord {
   // S3 versioning: "" (never enabled), "Enabled" or "Suspended"; never back to "".
   std::string versioning = {};
   Tags tags = {};  // PutBucketTagging's TagSet; empty: none (GetBucketTagging answers 404)
+  // Upstream binding: the `s3` tier (config name) whose bucket `upstream_bucket` holds
+  // this bucket's objects under the same keys. Empty: a local-only bucket. Every object
+  // change of a bound bucket queues a write-back item in the same batch.
+  std::string upstream_tier = {};
+  std::string upstream_bucket = {};
 };
 
 // A run of an object's bytes stored as one unit on a tier.
@@ -98,6 +103,36 @@ struct PartRecord {
   std::vector<std::pair<std::string, std::string>> checksums;  // CRC64NVME plus requested
   std::string tier;
   std::string location;
+};
+
+// A key of an upstream-bound bucket whose latest change has not reached the upstream yet:
+// one row per key in the queues family, written in the same batch as the change. A later
+// change while it waits replaces `sequence` and `bytes` but keeps `enqueued_ms`, so
+// overwrites inside the write-back delay coalesce into one push of the newest state.
+struct WritebackItem {
+  BucketName bucket;
+  ObjectKey key;
+  std::uint64_t sequence = 0;    // of the latest change: a push finishes only that one
+  std::int64_t enqueued_ms = 0;  // when the oldest change not yet pushed was made
+  std::uint64_t bytes = 0;       // size of the version to push; 0 for a delete
+  std::uint32_t attempts = 0;    // failed pushes so far
+  std::int64_t retry_ms = 0;     // after a failure: not before this time
+  std::string last_error;        // of the last failed push
+};
+
+// The upstream's copy of a version, recorded once a push succeeded: the version becomes
+// clean (its local copy may go; reads can come back from the upstream).
+struct UpstreamCopy {
+  VersionId version_id;  // which local version was pushed, identified by id, ETag and time
+  std::string etag;
+  std::int64_t last_modified_ms = 0;
+  Placement placement;  // tier: the s3 tier; one extent: location = the upstream's ETag
+};
+
+// The write-back backlog: keys waiting, and the bytes of their versions.
+struct WritebackTotals {
+  std::uint64_t objects = 0;
+  std::uint64_t bytes = 0;
 };
 
 struct UserRecord {

@@ -128,7 +128,9 @@ Result<std::unique_ptr<RocksIndex>> RocksIndex::OpenRocks(const std::string& dir
       }
       return FromStatus(s, "open index " + dir);
     }
-    return std::unique_ptr<RocksIndex>(new RocksIndex(db, std::move(handles), options));
+    std::unique_ptr<RocksIndex> index(new RocksIndex(db, std::move(handles), options));
+    STRATA_RETURN_IF_ERROR(index->LoadWritebackTotals());
+    return index;
   });
 }
 
@@ -146,6 +148,8 @@ RocksIndex::RocksIndex(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*
       multipart_ = h;
     } else if (h->GetName() == kPartsCf) {
       parts_ = h;
+    } else if (h->GetName() == kQueuesCf) {
+      queues_ = h;
     }
   }
 }
@@ -280,20 +284,51 @@ Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindCurrent(const Buck
   return std::optional<CurrentRow>(std::move(row));
 }
 
-Result<void> RocksIndex::RequireBucket(const BucketName& bucket) {
-  auto exists = BucketExists(bucket);
-  if (!exists.ok()) {
-    return std::move(exists).error();
-  }
-  if (!*exists) {
+Result<BucketRecord> RocksIndex::RequireBucket(const BucketName& bucket) {
+  auto record = GetBucket(bucket);
+  if (!record.ok() && record.error().code == ErrorCode::kNotFound) {
     return Error(ErrorCode::kNoSuchBucket, "no bucket " + bucket.str());
   }
-  return Ok();
+  return record;
 }
 
-Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const ObjectRecord& object,
+namespace {
+
+bool HasCopyOn(const ObjectRecord& object, std::string_view tier) {
+  for (const auto& placement : object.placements) {
+    if (placement.tier == tier) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const BucketRecord& bucket,
+                                                             const ObjectRecord& object,
                                                              const WriteCondition& condition,
-                                                             rocksdb::WriteBatch& batch) {
+                                                             rocksdb::WriteBatch& batch,
+                                                             StagedWriteback& staged) {
+  const bool bound = !bucket.upstream_tier.empty();
+  const bool clean = bound && HasCopyOn(object, bucket.upstream_tier);
+  if (clean) {
+    // A read-through fill: the upstream's copy must still be the key's state, so a change
+    // waiting to be pushed (an overwrite, or a delete) wins over it.
+    auto waiting = GetWriteback(object.bucket, object.key);
+    if (!waiting.ok()) {
+      return std::move(waiting).error();
+    }
+    if (waiting->has_value()) {
+      return Error(ErrorCode::kPreconditionFailed, "a local change of the key is not pushed yet");
+    }
+  } else if (bound) {
+    auto item = StageWriteback(bucket, object.key, object.delete_marker ? 0 : object.size, batch);
+    if (!item.ok()) {
+      return std::move(item).error();
+    }
+    staged = *item;
+  }
   auto current = FindCurrent(object.bucket, object.key);
   if (!current.ok()) {
     return std::move(current).error();
@@ -379,9 +414,13 @@ Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& ob
   return GuardExceptions("put object", [&]() -> Result<std::optional<ObjectRecord>> {
     std::shared_lock bucket_lock(BucketLock(object.bucket));
     std::lock_guard key_lock(KeyLock(object.bucket, object.key));
-    STRATA_RETURN_IF_ERROR(RequireBucket(object.bucket));
+    auto bucket = RequireBucket(object.bucket);
+    if (!bucket.ok()) {
+      return std::move(bucket).error();
+    }
     rocksdb::WriteBatch batch;
-    auto replaced = StageCurrent(object, condition, batch);
+    StagedWriteback staged;
+    auto replaced = StageCurrent(*bucket, object, condition, batch, staged);
     if (!replaced.ok()) {
       return replaced;
     }
@@ -389,6 +428,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& ob
     if (!s.ok()) {
       return FromStatus(s, "put object");
     }
+    ApplyWriteback(staged);
     return replaced;
   });
 }
@@ -415,27 +455,42 @@ Result<std::optional<ObjectRecord>> RocksIndex::DeleteObject(const BucketName& b
   return GuardExceptions("delete object", [&]() -> Result<std::optional<ObjectRecord>> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
-    auto exists = BucketExists(bucket);
-    if (!exists.ok()) {
-      return std::move(exists).error();
-    }
-    if (!*exists) {
-      return Error(ErrorCode::kNoSuchBucket, "no bucket " + bucket.str());
+    auto bucket_record = RequireBucket(bucket);
+    if (!bucket_record.ok()) {
+      return std::move(bucket_record).error();
     }
     auto current = FindCurrent(bucket, key);
     if (!current.ok()) {
       return std::move(current).error();
     }
-    if (!current->has_value()) {
+    // In a bound bucket the upstream may hold the key even when the index does not (it
+    // was never read through), so the delete is queued either way.
+    const bool bound = !bucket_record->upstream_tier.empty();
+    if (!current->has_value() && !bound) {
       return std::optional<ObjectRecord>();
     }
     rocksdb::WriteBatch batch;
-    rocksdb::Status s = batch.Delete(objects_, (*current)->row_key);
+    StagedWriteback staged;
+    if (bound) {
+      auto item = StageWriteback(*bucket_record, key, 0, batch);
+      if (!item.ok()) {
+        return std::move(item).error();
+      }
+      staged = *item;
+    }
+    rocksdb::Status s;
+    if (current->has_value()) {
+      s = batch.Delete(objects_, (*current)->row_key);
+    }
     if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);
     }
     if (!s.ok()) {
       return FromStatus(s, "delete object");
+    }
+    ApplyWriteback(staged);
+    if (!current->has_value()) {
+      return std::optional<ObjectRecord>();
     }
     return std::optional<ObjectRecord>(std::move((*current)->record));
   });

@@ -87,6 +87,16 @@ class RocksIndex final : public Index {
   Result<void> ForEachLocation(
       const std::function<void(std::string_view tier, std::string_view location)>& fn) override;
 
+  // Write-back queue: rocks_index_writeback.cc.
+  Result<void> ScanWriteback(const std::function<bool(const WritebackItem&)>& fn) override;
+  Result<std::optional<WritebackItem>> GetWriteback(const BucketName& bucket,
+                                                    const ObjectKey& key) override;
+  Result<bool> FinishWriteback(const WritebackItem& item,
+                               const std::optional<UpstreamCopy>& copy) override;
+  Result<void> DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
+                              const std::string& error) override;
+  WritebackTotals WritebackBacklog() const override;
+
   Result<void> PutUser(const UserRecord& user) override;
   Result<UserRecord> GetUser(const std::string& access_key) override;
   Result<void> DeleteUser(const std::string& access_key) override;
@@ -112,13 +122,33 @@ class RocksIndex final : public Index {
   // The row of one version of bucket/key, if any.
   Result<std::optional<CurrentRow>> FindVersion(const BucketName& bucket, const ObjectKey& key,
                                                 const VersionId& version_id);
-  // Checks that the bucket exists (kNoSuchBucket); callers hold its stripe.
-  Result<void> RequireBucket(const BucketName& bucket);
+  // The bucket's record (kNoSuchBucket when it does not exist); callers hold its stripe.
+  Result<BucketRecord> RequireBucket(const BucketName& bucket);
+
+  // A write-back item staged in a batch, applied to the in-memory totals once the batch
+  // committed (ApplyWriteback).
+  struct StagedWriteback {
+    std::int64_t objects = 0;
+    std::int64_t bytes = 0;
+  };
+  // When `bucket` is bound to an upstream, stages the item of bucket/key for a change
+  // leaving a version of `bytes` (0: deleted) into `batch`, coalescing with the key's
+  // waiting item; callers hold the key's lock.
+  Result<StagedWriteback> StageWriteback(const BucketRecord& bucket, const ObjectKey& key,
+                                         std::uint64_t bytes, rocksdb::WriteBatch& batch);
+  void ApplyWriteback(const StagedWriteback& staged);
+  // Counts the queue at open.
+  Result<void> LoadWritebackTotals();
   // Puts `object` as the newest version into `batch`, after the deletion of the row of
   // the version it replaces (same id; returned) when `condition` allows.
-  Result<std::optional<ObjectRecord>> StageCurrent(const ObjectRecord& object,
+  // In a bucket bound to an upstream, also stages the key's write-back item (added to
+  // `staged`) unless `object` is clean (has a copy on the upstream tier: a read-through
+  // fill), and such a fill is refused (kPreconditionFailed) while the key has an item.
+  Result<std::optional<ObjectRecord>> StageCurrent(const BucketRecord& bucket,
+                                                   const ObjectRecord& object,
                                                    const WriteCondition& condition,
-                                                   rocksdb::WriteBatch& batch);
+                                                   rocksdb::WriteBatch& batch,
+                                                   StagedWriteback& staged);
   // All parts of an upload, in number order.
   // Reads the bucket record under its exclusive stripe, applies `change` and writes it
   // back. kNoSuchBucket.
@@ -139,6 +169,7 @@ class RocksIndex final : public Index {
   rocksdb::ColumnFamilyHandle* users_ = nullptr;
   rocksdb::ColumnFamilyHandle* multipart_ = nullptr;
   rocksdb::ColumnFamilyHandle* parts_ = nullptr;
+  rocksdb::ColumnFamilyHandle* queues_ = nullptr;
   IndexOptions options_;
 
   // Every committing write: synced to the WAL when the options say so.
@@ -147,6 +178,8 @@ class RocksIndex final : public Index {
   std::array<std::shared_mutex, kBucketStripes> bucket_locks_;
   std::array<std::mutex, kKeyStripes> key_locks_;
   std::mutex users_lock_;
+  mutable std::mutex writeback_totals_lock_;
+  WritebackTotals writeback_totals_;
 };
 
 }  // namespace strata::metadata

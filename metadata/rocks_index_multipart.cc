@@ -213,7 +213,10 @@ Result<CompletedUpload> RocksIndex::CompleteUpload(const BucketName& bucket, con
   return GuardExceptions("complete upload", [&]() -> Result<CompletedUpload> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
-    STRATA_RETURN_IF_ERROR(RequireBucket(bucket));
+    auto bucket_record = RequireBucket(bucket);
+    if (!bucket_record.ok()) {
+      return std::move(bucket_record).error();
+    }
     auto upload = GetUpload(bucket, key, upload_id);
     if (!upload.ok()) {
       return std::move(upload).error();
@@ -230,7 +233,8 @@ Result<CompletedUpload> RocksIndex::CompleteUpload(const BucketName& bucket, con
     std::vector<PartRecord> removed;
     STRATA_RETURN_IF_ERROR(StageUploadRemoval(
         UploadRowKey(bucket.view(), key.view(), upload_id.view()), upload_id, batch, removed));
-    auto replaced = StageCurrent(*object, WriteCondition{}, batch);
+    StagedWriteback staged;
+    auto replaced = StageCurrent(*bucket_record, *object, WriteCondition{}, batch, staged);
     if (!replaced.ok()) {
       return std::move(replaced).error();
     }
@@ -238,6 +242,7 @@ Result<CompletedUpload> RocksIndex::CompleteUpload(const BucketName& bucket, con
     if (!s.ok()) {
       return FromStatus(s, "complete upload");
     }
+    ApplyWriteback(staged);
     std::set<std::string> used;
     for (const auto& placement : object->placements) {
       for (const auto& extent : placement.extents) {

@@ -59,7 +59,10 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
   return GuardExceptions("delete version", [&]() -> Result<ObjectRecord> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
-    STRATA_RETURN_IF_ERROR(RequireBucket(bucket));
+    auto bucket_record = RequireBucket(bucket);
+    if (!bucket_record.ok()) {
+      return std::move(bucket_record).error();
+    }
     auto row = FindVersion(bucket, key, version_id);
     if (!row.ok()) {
       return std::move(row).error();
@@ -68,6 +71,15 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
       return Error(ErrorCode::kNotFound, "no version " + version_id.str() + " of " + key.str());
     }
     rocksdb::WriteBatch batch;
+    StagedWriteback staged;
+    if (!bucket_record->upstream_tier.empty()) {
+      // The key's state changed (its newest version may be another now): push it again.
+      auto item = StageWriteback(*bucket_record, key, 0, batch);
+      if (!item.ok()) {
+        return std::move(item).error();
+      }
+      staged = *item;
+    }
     rocksdb::Status s = batch.Delete(objects_, (*row)->row_key);
     if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);
@@ -75,6 +87,7 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
     if (!s.ok()) {
       return FromStatus(s, "delete version");
     }
+    ApplyWriteback(staged);
     return std::move((*row)->record);
   });
 }

@@ -90,9 +90,16 @@ class ObjectStore {
 
   // Buckets. CreateBucket validates S3's naming rules (kInvalidBucketName) and answers
   // kBucketAlreadyOwnedByYou / kBucketAlreadyExists by owner. Blocking.
+  // With `upstream_tier` (an `s3` tier's name) the bucket is bound to the upstream
+  // bucket of the same name, which the caller has made sure exists.
   virtual Result<metadata::BucketRecord> CreateBucket(const BucketName& name,
                                                       const std::string& owner,
-                                                      const std::string& region) = 0;
+                                                      const std::string& region,
+                                                      const std::string& upstream_tier) = 0;
+  Result<metadata::BucketRecord> CreateBucket(const BucketName& name, const std::string& owner,
+                                              const std::string& region) {
+    return CreateBucket(name, owner, region, std::string());
+  }
   virtual Result<metadata::BucketRecord> GetBucket(const BucketName& name) = 0;  // kNoSuchBucket
   virtual Result<void> DeleteBucket(const BucketName& name) = 0;                 // blocking
   virtual Result<std::vector<metadata::BucketRecord>> ListBuckets() = 0;
@@ -119,6 +126,15 @@ class ObjectStore {
                                              metadata::ObjectRecord record) {
     return CommitWrite(std::move(write), std::move(record), metadata::WriteCondition{});
   }
+
+  // Makes `write` the current version as a cached copy of an upstream object (a
+  // read-through fill): `record` carries the upstream's description (bucket, key, ETag,
+  // last_modified_ms, content type, metadata) and its upstream placement; size,
+  // checksums and the local placement come from `write`; the version id is "null".
+  // Only when the key has no version and no change waiting to be pushed
+  // (kPreconditionFailed otherwise, and the bytes are dropped). Blocking.
+  virtual Result<metadata::ObjectRecord> CommitCachedCopy(std::unique_ptr<PendingWrite> write,
+                                                          metadata::ObjectRecord record) = 0;
 
   // The current version. kNoSuchKey when there is none; a delete marker is returned as
   // such (the caller answers 404 with x-amz-delete-marker).

@@ -3,6 +3,8 @@
 //   GET    /_strata/admin/users              -> [{"access_key":..,"admin":..,"created":..}]
 //   PUT    /_strata/admin/users/<key>[?admin=true]  -> {"access_key":..,"secret_key":..}
 //   DELETE /_strata/admin/users/<key>
+//   GET    /_strata/admin/writeback          -> the write-back backlog (writeback_admin.cc)
+//   POST   /_strata/admin/flush[?timeout=S]  -> pushes the backlog now, waits until empty
 #include <openssl/rand.h>
 
 #include "gateway/handlers/context.h"
@@ -13,23 +15,6 @@ namespace strata::gateway {
 namespace {
 
 constexpr std::string_view kUsersPath = "/_strata/admin/users";
-
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string NewSecret() {
   static constexpr char kAlphabet[] =
@@ -57,13 +42,6 @@ bool ValidAccessKey(std::string_view key) {
   return true;
 }
 
-HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json) {
-  ResponseHeader header;
-  header.result(status);
-  header.set(http::field::content_type, "application/json");
-  co_return co_await ctx.exchange.Send(std::move(header), std::move(json));
-}
-
 }  // namespace
 
 HandlerResult HandleAdmin(RequestContext& ctx) {
@@ -73,6 +51,9 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
   std::string_view path = ctx.target.raw_path;
   auto verb = ctx.request().method();
   auto& index = ctx.services.index;
+  if (path == kWritebackPath || path == kFlushPath) {
+    co_return co_await HandleWritebackAdmin(ctx);
+  }
   if (path == kUsersPath && verb == http::verb::get) {
     auto users = index.ListUsers();
     if (!users.ok()) {

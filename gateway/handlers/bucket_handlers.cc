@@ -1,5 +1,7 @@
 // Service- and bucket-level operations: ListBuckets, CreateBucket, HeadBucket,
 // DeleteBucket, GetBucketLocation, ListObjects (v1 and v2).
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <charconv>
 
 #include "auth/payload_decoder.h"
@@ -8,12 +10,76 @@
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/xml.h"
+#include "storage/upstream/upstream.h"
+#include "storage/upstream/writeback.h"
 
 namespace strata::gateway {
 namespace {
 
 // CreateBucketConfiguration is tiny; anything larger is not one.
 constexpr std::size_t kMaxBucketConfigBytes = 64 * 1024;
+// How long DeleteBucket waits for the bucket's waiting changes to reach the upstream.
+constexpr auto kDeleteBucketDrain = std::chrono::seconds(10);
+
+Result<bool> HasWaitingChanges(metadata::Index& index, const BucketName& bucket) {
+  bool found = false;
+  auto scanned = index.ScanWriteback([&](const metadata::WritebackItem& item) {
+    found = item.bucket == bucket;
+    return !found;
+  });
+  if (!scanned.ok()) {
+    return std::move(scanned).error();
+  }
+  return found;
+}
+
+// Before a bound bucket goes: its deletes (and any other change) still waiting are
+// pushed now, or the upstream would keep objects the user deleted.
+boost::asio::awaitable<Result<void>> DrainBucket(RequestContext& ctx, const BucketName& bucket) {
+  auto& index = ctx.services.index;
+  const auto deadline = std::chrono::steady_clock::now() + kDeleteBucketDrain;
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  for (;;) {
+    auto waiting = co_await Offload(ctx.services.blocking_pool,
+                                    [&] { return HasWaitingChanges(index, bucket); });
+    if (!waiting.ok()) {
+      co_return std::move(waiting).error();
+    }
+    if (!*waiting) {
+      co_return Ok();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      co_return Error(ErrorCode::kBucketNotEmpty,
+                      "The bucket you tried to delete has changes not yet written back upstream");
+    }
+    if (ctx.services.writeback != nullptr) {
+      ctx.services.writeback->FlushUntil(deadline);
+    }
+    timer.expires_after(std::chrono::milliseconds(50));
+    co_await timer.async_wait(boost::asio::use_awaitable);
+  }
+}
+
+// The upstream bucket must be empty before strata deletes its record: otherwise the
+// objects only the upstream has would be orphaned behind a bucket strata says is gone.
+boost::asio::awaitable<Result<void>> RequireEmptyUpstream(RequestContext& ctx,
+                                                          const metadata::BucketRecord& bucket) {
+  auto executor = co_await boost::asio::this_coro::executor;
+  auto& client = ctx.services.upstream->Client(executor);
+  storage::upstream::ListRequest request;
+  request.max_keys = 1;
+  auto page = co_await client.ListObjectsV2(bucket.upstream_bucket, request);
+  if (!page.ok()) {
+    if (page.error().code == ErrorCode::kNoSuchBucket) {
+      co_return Ok();
+    }
+    co_return std::move(page).error();
+  }
+  if (!page->objects.empty()) {
+    co_return Error(ErrorCode::kBucketNotEmpty, "The bucket you tried to delete is not empty");
+  }
+  co_return Ok();
+}
 
 }  // namespace
 
@@ -60,8 +126,32 @@ HandlerResult CreateBucket(RequestContext& ctx) {
   BucketName name(ctx.target.bucket);
   auto& store = ctx.services.store;
   std::string owner = ctx.auth.principal.access_key;
-  auto created = co_await Offload(ctx.services.blocking_pool,
-                                  [&] { return store.CreateBucket(name, owner, *location); });
+  std::string upstream_tier;
+  if (ctx.services.upstream != nullptr) {
+    // Upstream first: a bound bucket's objects must have somewhere to go. S3 answers
+    // success when strata's credentials already own the bucket there.
+    if (!storage::IsValidBucketName(name.view())) {
+      co_return Error(ErrorCode::kInvalidBucketName, "The specified bucket is not valid.");
+    }
+    auto existing = store.GetBucket(name);
+    if (existing.ok()) {
+      co_return existing->owner == owner
+          ? Error(ErrorCode::kBucketAlreadyOwnedByYou,
+                  "Your previous request to create the named bucket succeeded and you already "
+                  "own it.")
+          : Error(ErrorCode::kBucketAlreadyExists, "The requested bucket name is not available.");
+    }
+    auto executor = co_await boost::asio::this_coro::executor;
+    auto& client = ctx.services.upstream->Client(executor);
+    auto made = co_await client.CreateBucket(name.str());
+    if (!made.ok()) {
+      co_return made.error();
+    }
+    upstream_tier = ctx.services.upstream->tier_name();
+  }
+  auto created = co_await Offload(ctx.services.blocking_pool, [&] {
+    return store.CreateBucket(name, owner, *location, upstream_tier);
+  });
   if (!created.ok()) {
     co_return created.error();
   }
@@ -83,10 +173,29 @@ HandlerResult HeadBucket(RequestContext& ctx) {
 HandlerResult DeleteBucket(RequestContext& ctx) {
   BucketName name(ctx.target.bucket);
   auto& store = ctx.services.store;
+  const bool bound = ctx.bucket && !ctx.bucket->upstream_tier.empty();
+  if (bound && ctx.services.upstream != nullptr) {
+    auto drained = co_await DrainBucket(ctx, name);
+    if (!drained.ok()) {
+      co_return drained.error();
+    }
+    auto empty = co_await RequireEmptyUpstream(ctx, *ctx.bucket);
+    if (!empty.ok()) {
+      co_return empty.error();
+    }
+  }
   auto deleted =
       co_await Offload(ctx.services.blocking_pool, [&] { return store.DeleteBucket(name); });
   if (!deleted.ok()) {
     co_return deleted.error();
+  }
+  if (bound && ctx.services.upstream != nullptr) {
+    auto executor = co_await boost::asio::this_coro::executor;
+    auto& client = ctx.services.upstream->Client(executor);
+    auto gone = co_await client.DeleteBucket(ctx.bucket->upstream_bucket);
+    if (!gone.ok() && gone.error().code != ErrorCode::kNoSuchBucket) {
+      co_return gone.error();
+    }
   }
   co_return co_await SendEmpty(ctx, 204);
 }

@@ -60,6 +60,20 @@ Result<const metadata::BucketRecord*> ExistingBucket(const RequestContext& ctx) 
   return &*ctx.bucket;
 }
 
+Result<void> CheckDirtyLimit(const RequestContext& ctx) {
+  if (!ctx.bucket || ctx.bucket->upstream_tier.empty()) {
+    return Ok();
+  }
+  const std::uint64_t dirty = ctx.services.index.WritebackBacklog().bytes;
+  if (dirty >= ctx.services.config.writeback.dirty_limit) {
+    return Error(ErrorCode::kUnavailable,
+                 "Please reduce your request rate: " + std::to_string(dirty) +
+                     " bytes wait to be written back upstream",
+                 true);
+  }
+  return Ok();
+}
+
 Result<std::size_t> CountParam(const RequestContext& ctx, std::string_view name,
                                std::size_t fallback, std::size_t cap) {
   auto text = ctx.target.Param(name);
@@ -96,6 +110,30 @@ HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml,
 HandlerResult SendEmpty(RequestContext& ctx, unsigned status, ResponseHeader header) {
   header.result(status);
   co_return co_await ctx.exchange.Send(std::move(header), std::string());
+}
+
+std::string JsonEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json) {
+  ResponseHeader header;
+  header.result(status);
+  header.set(http::field::content_type, "application/json");
+  co_return co_await ctx.exchange.Send(std::move(header), std::move(json));
 }
 
 }  // namespace strata::gateway

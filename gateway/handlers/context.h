@@ -37,6 +37,11 @@ bool MayAccess(const auth::Credential& principal, const metadata::BucketRecord& 
 // ctx.bucket, or kNoSuchBucket when the addressed bucket does not exist.
 Result<const metadata::BucketRecord*> ExistingBucket(const RequestContext& ctx);
 
+// For writes into a bucket bound to an upstream: kUnavailable (503 SlowDown) while the
+// bytes waiting to be written back reach [writeback] dirty_limit, so an upstream outage
+// cannot fill the hot tier with data that has no other home.
+Result<void> CheckDirtyLimit(const RequestContext& ctx);
+
 // A handler answers its request itself on success; on failure it returns the Error and,
 // as long as nothing was sent yet, Dispatch answers with S3's error XML.
 using HandlerResult = boost::asio::awaitable<Result<void>>;
@@ -103,5 +108,12 @@ HandlerResult ListMultipartUploads(RequestContext& ctx);     // GET bucket ?uplo
 
 // The admin API under /_strata/admin/ (handlers/admin_handlers.cc); admin users only.
 HandlerResult HandleAdmin(RequestContext& ctx);
+inline constexpr std::string_view kWritebackPath = "/_strata/admin/writeback";
+inline constexpr std::string_view kFlushPath = "/_strata/admin/flush";
+// GET writeback and POST flush (handlers/writeback_admin.cc).
+HandlerResult HandleWritebackAdmin(RequestContext& ctx);
+// The admin API's JSON: a string's escaped contents, and a JSON answer.
+std::string JsonEscape(std::string_view s);
+HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json);
 
 }  // namespace strata::gateway

@@ -10,6 +10,10 @@
 namespace strata::gateway {
 
 HandlerResult CopyObject(RequestContext& ctx) {
+  auto dirty_ok = CheckDirtyLimit(ctx);
+  if (!dirty_ok.ok()) {
+    co_return dirty_ok.error();
+  }
   auto key_ok = CheckKeyLength(ctx);
   if (!key_ok.ok()) {
     co_return key_ok.error();

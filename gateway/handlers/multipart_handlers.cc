@@ -60,6 +60,10 @@ void SetChecksumHeaders(ResponseHeader& header, const std::string& algorithm,
 }  // namespace
 
 HandlerResult CreateMultipartUpload(RequestContext& ctx) {
+  auto dirty_ok = CheckDirtyLimit(ctx);
+  if (!dirty_ok.ok()) {
+    co_return dirty_ok.error();
+  }
   auto key_ok = CheckKeyLength(ctx);
   if (!key_ok.ok()) {
     co_return key_ok.error();
@@ -111,6 +115,10 @@ HandlerResult CreateMultipartUpload(RequestContext& ctx) {
 }
 
 HandlerResult UploadPart(RequestContext& ctx) {
+  auto dirty_ok = CheckDirtyLimit(ctx);
+  if (!dirty_ok.ok()) {
+    co_return dirty_ok.error();
+  }
   auto number = PartNumberParam(ctx);
   if (!number.ok()) {
     co_return number.error();

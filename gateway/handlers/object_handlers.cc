@@ -83,6 +83,10 @@ Result<std::optional<ByteRange>> PartRange(const RequestContext& ctx,
 }  // namespace
 
 HandlerResult PutObject(RequestContext& ctx) {
+  auto dirty_ok = CheckDirtyLimit(ctx);
+  if (!dirty_ok.ok()) {
+    co_return dirty_ok.error();
+  }
   auto key_ok = CheckKeyLength(ctx);
   if (!key_ok.ok()) {
     co_return key_ok.error();

@@ -1,5 +1,6 @@
 #include "gateway/handlers/object_io.h"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
@@ -269,6 +270,12 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
   }
   if (!record.tags.empty()) {
     header.set("x-amz-tagging-count", std::to_string(record.tags.size()));
+  }
+  if (ctx.bucket && !ctx.bucket->upstream_tier.empty()) {
+    const bool clean = std::any_of(
+        record.placements.begin(), record.placements.end(),
+        [&](const metadata::Placement& p) { return p.tier == ctx.bucket->upstream_tier; });
+    header.set(kWritebackStateHeader, clean ? "done" : "pending");
   }
   if (whole_object && ctx.Header("x-amz-checksum-mode") == "ENABLED") {
     if (!record.checksums.empty()) {

@@ -35,8 +35,13 @@ Result<void> CheckKeyLength(const RequestContext& ctx);
 // 2 KiB), storage class (kInvalidStorageClass) and tags (x-amz-tagging: rules in
 // gateway/tags.h) from the request headers.
 Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectRecord& record);
+// The write-back state of a version in a bucket bound to an upstream: "pending" until the
+// upstream has it, then "done". Not sent for local-only buckets.
+inline constexpr std::string_view kWritebackStateHeader = "x-strata-writeback";
+
 // ETag, Last-Modified, content type, stored headers, metadata, storage class,
-// x-amz-tagging-count (when tagged), and the response-* overrides. Checksums only with
+// x-amz-tagging-count (when tagged), x-strata-writeback (bound buckets), and the response-*
+// overrides. Checksums only with
 // x-amz-checksum-mode: ENABLED and `whole_object` (a range's bytes are not what they
 // describe).
 void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& record,

@@ -29,12 +29,17 @@ Error LocalObjectStore::NoSuchBucket(const BucketName& name) {
 
 Result<metadata::BucketRecord> LocalObjectStore::CreateBucket(const BucketName& name,
                                                               const std::string& owner,
-                                                              const std::string& region) {
+                                                              const std::string& region,
+                                                              const std::string& upstream_tier) {
   if (!IsValidBucketName(name.view())) {
     return Error(ErrorCode::kInvalidBucketName, "The specified bucket is not valid: " + name.str());
   }
   return GuardExceptions("create bucket", [&]() -> Result<metadata::BucketRecord> {
     metadata::BucketRecord record{name, owner, NowMs(), region, ""};
+    if (!upstream_tier.empty()) {
+      record.upstream_tier = upstream_tier;
+      record.upstream_bucket = name.str();  // keys map one to one
+    }
     auto created = index_.CreateBucket(record);
     if (created.ok()) {
       return record;
@@ -161,6 +166,33 @@ Result<metadata::ObjectRecord> LocalObjectStore::CommitWrite(
 
     STRATA_RETURN_IF_ERROR(tier_->Promote(file));
     auto committed = CommitVersion(record, condition, file.id());
+    if (!committed.ok()) {
+      RemoveQuietly(file.id());
+      return std::move(committed).error();
+    }
+    return record;
+  });
+}
+
+Result<metadata::ObjectRecord> LocalObjectStore::CommitCachedCopy(
+    std::unique_ptr<PendingWrite> write, metadata::ObjectRecord record) {
+  return GuardExceptions("commit cached copy", [&]() -> Result<metadata::ObjectRecord> {
+    auto* pending = dynamic_cast<LocalPendingWrite*>(write.get());
+    if (pending == nullptr || pending->failed() || record.bucket != pending->bucket()) {
+      return Error(ErrorCode::kInternal, "CommitCachedCopy of a foreign or failed write");
+    }
+    record.size = pending->size();
+    record.version_id = VersionId("null");
+    record.delete_marker = false;
+    record.checksums = pending->AllChecksums();
+    record.checksum_type = "FULL_OBJECT";
+    record.parts.clear();
+    LocalTempFile& file = pending->file();
+    record.placements.insert(record.placements.begin(),
+                             metadata::Placement{tier_->name(), {{file.id(), record.size}}});
+    STRATA_RETURN_IF_ERROR(tier_->Promote(file));
+    auto committed = CommitVersion(
+        record, metadata::WriteCondition{.if_absent = true, .if_etag = std::nullopt}, file.id());
     if (!committed.ok()) {
       RemoveQuietly(file.id());
       return std::move(committed).error();

@@ -38,8 +38,10 @@ class LocalObjectStore final : public ObjectStore {
   // (nothing when the interval is zero). Call once.
   void StartSweeper();
 
+  using ObjectStore::CreateBucket;
   Result<metadata::BucketRecord> CreateBucket(const BucketName& name, const std::string& owner,
-                                              const std::string& region) override;
+                                              const std::string& region,
+                                              const std::string& upstream_tier) override;
   Result<metadata::BucketRecord> GetBucket(const BucketName& name) override;
   Result<void> DeleteBucket(const BucketName& name) override;
   Result<std::vector<metadata::BucketRecord>> ListBuckets() override;
@@ -52,6 +54,8 @@ class LocalObjectStore final : public ObjectStore {
   Result<metadata::ObjectRecord> CommitWrite(std::unique_ptr<PendingWrite> write,
                                              metadata::ObjectRecord record,
                                              const metadata::WriteCondition& condition) override;
+  Result<metadata::ObjectRecord> CommitCachedCopy(std::unique_ptr<PendingWrite> write,
+                                                  metadata::ObjectRecord record) override;
   Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,
                                             const ObjectKey& key) override;
   Result<metadata::ObjectRecord> HeadVersion(const BucketName& bucket, const ObjectKey& key,

@@ -15,6 +15,10 @@ Markers:
   needs_new_boto3  needs boto3 >= 1.36 (flexible checksums, aws-chunked trailers);
                    skipped with older boto3.
   big              moves gigabytes; only in the e2e_new run.
+  upstream         needs moto_server as the upstream S3 store (upstream.py; added to every
+                   test that uses the `upstream` fixture). Such tests never get the boto3
+                   marker, so only the e2e_new run selects them; they skip when
+                   moto_server is not on PATH and fail when it is there but does not start.
 """
 import contextlib
 import hashlib
@@ -81,6 +85,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "boto3: uses boto3 (selected by the e2e_debian run)")
     config.addinivalue_line("markers", "needs_new_boto3: needs boto3 >= 1.36")
     config.addinivalue_line("markers", "big: moves gigabytes (e2e_new only)")
+    config.addinivalue_line("markers", "upstream: needs moto_server (e2e_new only)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -89,7 +94,11 @@ def pytest_collection_modifyitems(config, items):
         reason=f"needs boto3 >= 1.36 (flexible checksums); this interpreter has boto3 "
                f"{'.'.join(map(str, BOTO3_VERSION))}")
     for item in items:
-        if _uses_boto3(item):
+        if "upstream" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.upstream)
+        # The upstream tests check server-side behaviour (write-back, read-through); one
+        # client generation is enough, and Debian's interpreter has no moto.
+        if _uses_boto3(item) and not item.get_closest_marker("upstream"):
             item.add_marker(pytest.mark.boto3)
         if item.get_closest_marker("needs_new_boto3") and not NEW_BOTO3:
             item.add_marker(skip_old)
@@ -154,7 +163,13 @@ def test_config(workdir: pathlib.Path, port: int, overrides: dict = None) -> dic
         if tier.get("kind") == "local":
             tier["path"] = str(data_dir / tier["name"])
     cfg["users"].append({"access_key": OTHER_AK, "secret_key": OTHER_SK, "admin": False})
-    return _merge(cfg, overrides or {})
+    cfg = _merge(cfg, overrides or {})
+    # Overrides replace the whole tiers list; a local tier given without a path gets the
+    # same temporary one as above (upstream.cold_config relies on this).
+    for tier in cfg.get("tiers", []):
+        if tier.get("kind") == "local" and "path" not in tier:
+            tier["path"] = str(data_dir / tier["name"])
+    return cfg
 
 
 test_config.__test__ = False  # not a test, despite the name
@@ -751,3 +766,9 @@ class Background(threading.Thread):
             self.result = self.fn()
         except BaseException as e:  # noqa: BLE001 - reported to the test
             self.error = e
+
+
+# ---------------------------------------------------------------------------------------
+# The upstream S3 store (moto_server behind a proxy): fixtures `upstream` and `cold_strata`
+
+from upstream import cold_strata, upstream  # noqa: E402,F401 - fixtures, found by name

@@ -29,7 +29,12 @@ int Usage() {
   std::fprintf(stderr,
                "usage: strata-admin [--config FILE] user create [NAME] [--admin]\n"
                "       strata-admin [--config FILE] user list\n"
-               "       strata-admin [--config FILE] user delete NAME\n");
+               "       strata-admin [--config FILE] user delete NAME\n"
+               "       strata-admin [--config FILE] writeback\n"
+               "       strata-admin [--config FILE] flush [--timeout SECONDS]\n"
+               "  writeback  the write-back backlog: objects, bytes, age of the oldest, failing\n"
+               "  flush      pushes the backlog upstream now and waits until it is empty\n"
+               "             (exit 0), or until the timeout (default 60 s; exit 1)\n");
   return 2;
 }
 
@@ -185,6 +190,19 @@ int main(int argc, char** argv) {
     if (args[1] == "delete" && args.size() == 3) {
       return Call(*config, http::verb::delete_, "/_strata/admin/users/" + args[2], "");
     }
+  }
+  if (args.size() == 1 && args[0] == "writeback") {
+    return Call(*config, http::verb::get, "/_strata/admin/writeback", "");
+  }
+  if (!args.empty() && args[0] == "flush") {
+    std::string timeout = "60";
+    if (args.size() == 3 && args[1] == "--timeout" && !args[2].empty() &&
+        args[2].find_first_not_of("0123456789") == std::string::npos) {
+      timeout = args[2];
+    } else if (args.size() != 1) {
+      return Usage();
+    }
+    return Call(*config, http::verb::post, "/_strata/admin/flush", "timeout=" + timeout);
   }
   return Usage();
 }

@@ -391,6 +391,28 @@ TEST(ConfigTest, WritebackAndLifecycle) {
   auto r = ParseConfig(With("[writeback]\ndelay = \"0s\"\n"), "t");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->writeback.delay, milliseconds(0));
+  EXPECT_EQ(r->writeback.dirty_limit, 10ull << 30);
+  EXPECT_EQ(r->UpstreamTier(), nullptr);
+  EXPECT_CONFIG_ERROR(With("[writeback]\ndirty_limit = \"lots\"\n"), "writeback.dirty_limit:");
+  EXPECT_CONFIG_ERROR(With("[writeback]\ndirty_limit = -1\n"), "writeback.dirty_limit:");
+  r = ParseConfig(With("[writeback]\ndirty_limit = \"1MiB\"\n"), "t");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->writeback.dirty_limit, 1u << 20);
+}
+
+TEST(ConfigTest, UpstreamTierAndRevalidation) {
+  const std::string cold = "[[tiers]]\nname = \"cold\"\nkind = \"s3\"\nendpoint = \"http://x\"\n";
+  auto r = ParseConfig(With(cold + "revalidate_after = \"2s\"\n"), "t");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_NE(r->UpstreamTier(), nullptr);
+  EXPECT_EQ(r->UpstreamTier()->name, "cold");
+  EXPECT_EQ(r->UpstreamTier()->revalidate_after, milliseconds(2'000));
+  EXPECT_CONFIG_ERROR(With(cold + "revalidate_after = 2\n"), "tiers[1].revalidate_after:");
+  EXPECT_CONFIG_ERROR(With(cold + "revalidate_after = \"2 fortnights\"\n"),
+                      "tiers[1].revalidate_after:");
+  EXPECT_CONFIG_ERROR(
+      With("[[tiers]]\nname = \"w\"\nkind = \"local\"\npath = \"/p\"\nrevalidate_after = \"2s\"\n"),
+      "tiers[1].revalidate_after:", "s3");
 }
 
 TEST(ConfigTest, LoadConfigFile) {

@@ -1,0 +1,103 @@
+// The write-back part of the admin API (admin users only, routed by HandleAdmin):
+//   GET  /_strata/admin/writeback -> {"objects": N, "bytes": B, "oldest_age_seconds": S,
+//                                     "pushes": P, "failures": F,
+//                                     "failing": [{"bucket", "key", "attempts", "error"}]}
+//   POST /_strata/admin/flush[?timeout=SECONDS] -> pushes every waiting change now
+//        (ignoring the delay and retry times) and answers 200 with the same document once
+//        the backlog is empty, or 503 with it when the timeout (default 60 s) passes first.
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <chrono>
+
+#include "gateway/handlers/context.h"
+#include "gateway/offload.h"
+#include "storage/upstream/writeback.h"
+
+namespace strata::gateway {
+namespace {
+
+constexpr std::size_t kMaxFailingListed = 100;
+constexpr std::size_t kDefaultFlushSeconds = 60;
+constexpr std::size_t kMaxFlushSeconds = 24 * 3600;
+
+// The backlog as JSON: counts from memory, the oldest item and the failing ones from a
+// scan of the queue (the admin API only; the request path never scans it).
+Result<std::string> BacklogJson(Services& services) {
+  const auto totals = services.index.WritebackBacklog();
+  std::int64_t oldest_ms = 0;
+  std::string failing;
+  std::size_t listed = 0;
+  auto scanned = services.index.ScanWriteback([&](const metadata::WritebackItem& item) {
+    if (oldest_ms == 0 || item.enqueued_ms < oldest_ms) {
+      oldest_ms = item.enqueued_ms;
+    }
+    if (item.attempts > 0 && listed < kMaxFailingListed) {
+      ++listed;
+      failing += std::string(failing.empty() ? "" : ",") + "{\"bucket\":\"" +
+                 JsonEscape(item.bucket.view()) + "\",\"key\":\"" + JsonEscape(item.key.view()) +
+                 "\",\"attempts\":" + std::to_string(item.attempts) + ",\"error\":\"" +
+                 JsonEscape(item.last_error) + "\"}";
+    }
+    return true;
+  });
+  if (!scanned.ok()) {
+    return std::move(scanned).error();
+  }
+  const std::int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(services.clock.Now().time_since_epoch())
+          .count();
+  const double age = oldest_ms == 0 ? 0.0 : std::max<std::int64_t>(0, now_ms - oldest_ms) / 1000.0;
+  storage::WritebackStats stats;
+  if (services.writeback != nullptr) {
+    stats = services.writeback->stats();
+  }
+  char age_text[32];
+  std::snprintf(age_text, sizeof age_text, "%.3f", age);
+  return "{\"objects\":" + std::to_string(totals.objects) +
+         ",\"bytes\":" + std::to_string(totals.bytes) + ",\"oldest_age_seconds\":" + age_text +
+         ",\"pushes\":" + std::to_string(stats.pushes) +
+         ",\"failures\":" + std::to_string(stats.failures) + ",\"failing\":[" + failing + "]}";
+}
+
+}  // namespace
+
+HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
+  auto& services = ctx.services;
+  const auto verb = ctx.request().method();
+  if (ctx.target.raw_path == kWritebackPath && verb == http::verb::get) {
+    auto json = co_await Offload(services.blocking_pool, [&] { return BacklogJson(services); });
+    if (!json.ok()) {
+      co_return json.error();
+    }
+    co_return co_await SendJson(ctx, 200, std::move(*json));
+  }
+  if (ctx.target.raw_path != kFlushPath || verb != http::verb::post) {
+    co_return Error(ErrorCode::kNotFound, "no such admin API resource");
+  }
+  auto seconds = CountParam(ctx, "timeout", kDefaultFlushSeconds, kMaxFlushSeconds);
+  if (!seconds.ok()) {
+    co_return seconds.error();
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(*seconds));
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  while (services.index.WritebackBacklog().objects > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    if (services.writeback != nullptr) {
+      services.writeback->FlushUntil(deadline);
+    }
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(boost::asio::use_awaitable);
+  }
+  if (services.writeback != nullptr) {
+    services.writeback->FlushUntil({});  // back to the delay
+  }
+  const bool drained = services.index.WritebackBacklog().objects == 0;
+  auto json = co_await Offload(services.blocking_pool, [&] { return BacklogJson(services); });
+  if (!json.ok()) {
+    co_return json.error();
+  }
+  co_return co_await SendJson(ctx, drained ? 200 : 503, std::move(*json));
+}
+
+}  // namespace strata::gateway

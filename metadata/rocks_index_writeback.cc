@@ -1,0 +1,218 @@
+// The write-back queue of RocksIndex: one row per key of an upstream-bound bucket whose
+// latest change is not upstream yet (metadata/README.md). Rows are staged in the batch
+// of the change itself, so a change and its item commit together or not at all.
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <memory>
+#include <utility>
+
+#include "common/guard.h"
+#include "metadata/codec.h"
+#include "metadata/keys.h"
+#include "metadata/rocks_index.h"
+#include "metadata/rocks_util.h"
+
+namespace strata::metadata {
+namespace {
+
+std::int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The version `copy` names: same id, ETag and time (an unversioned key reuses "null").
+bool IsVersion(const ObjectRecord& record, const UpstreamCopy& copy) {
+  return record.version_id == copy.version_id && record.etag == copy.etag &&
+         record.last_modified_ms == copy.last_modified_ms && !record.delete_marker;
+}
+
+}  // namespace
+
+Result<RocksIndex::StagedWriteback> RocksIndex::StageWriteback(const BucketRecord& bucket,
+                                                               const ObjectKey& key,
+                                                               std::uint64_t bytes,
+                                                               rocksdb::WriteBatch& batch) {
+  StagedWriteback staged;
+  if (bucket.upstream_tier.empty()) {
+    return staged;
+  }
+  auto waiting = GetWriteback(bucket.name, key);
+  if (!waiting.ok()) {
+    return std::move(waiting).error();
+  }
+  WritebackItem item;
+  if (waiting->has_value()) {
+    // Coalesce: the push that comes will carry the newest state; keep the first time.
+    item = std::move(**waiting);
+    staged.bytes = static_cast<std::int64_t>(bytes) - static_cast<std::int64_t>(item.bytes);
+    item.attempts = 0;
+    item.retry_ms = 0;
+    item.last_error.clear();
+  } else {
+    item.enqueued_ms = WallClockMs();
+    staged.objects = 1;
+    staged.bytes = static_cast<std::int64_t>(bytes);
+  }
+  // Under the key's lock every committed write advances the sequence, so the value
+  // grows with each change of this key.
+  item.sequence = db_->GetLatestSequenceNumber() + 1;
+  item.bytes = bytes;
+  rocksdb::Status s =
+      batch.Put(queues_, WritebackRowKey(bucket.name.view(), key.view()), EncodeWriteback(item));
+  if (!s.ok()) {
+    return FromStatus(s, "queue write-back");
+  }
+  return staged;
+}
+
+void RocksIndex::ApplyWriteback(const StagedWriteback& staged) {
+  if (staged.objects == 0 && staged.bytes == 0) {
+    return;
+  }
+  std::lock_guard lock(writeback_totals_lock_);
+  writeback_totals_.objects += staged.objects;
+  writeback_totals_.bytes += staged.bytes;
+}
+
+WritebackTotals RocksIndex::WritebackBacklog() const {
+  std::lock_guard lock(writeback_totals_lock_);
+  return writeback_totals_;
+}
+
+Result<void> RocksIndex::LoadWritebackTotals() {
+  WritebackTotals totals;
+  auto scanned = ScanWriteback([&](const WritebackItem& item) {
+    ++totals.objects;
+    totals.bytes += item.bytes;
+    return true;
+  });
+  if (!scanned.ok()) {
+    return scanned;
+  }
+  std::lock_guard lock(writeback_totals_lock_);
+  writeback_totals_ = totals;
+  return Ok();
+}
+
+Result<void> RocksIndex::ScanWriteback(const std::function<bool(const WritebackItem&)>& fn) {
+  return GuardExceptions("scan write-back", [&]() -> Result<void> {
+    const std::string prefix(kWritebackRowPrefix);
+    PrefixScan it(db_, queues_, prefix, prefix);
+    for (; it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
+      auto row = ParseWritebackRowKey(View(it->key()));
+      auto item = DecodeWriteback(View(it->value()));
+      if (!row || !item.ok()) {
+        return Error(ErrorCode::kCorruption, "malformed write-back row");
+      }
+      item->bucket = BucketName(std::string(row->bucket));
+      item->key = ObjectKey(std::string(row->key));
+      if (!fn(*item)) {
+        return Ok();
+      }
+    }
+    if (!it->status().ok()) {
+      return FromStatus(it->status(), "scan write-back");
+    }
+    return Ok();
+  });
+}
+
+Result<std::optional<WritebackItem>> RocksIndex::GetWriteback(const BucketName& bucket,
+                                                              const ObjectKey& key) {
+  return GuardExceptions("get write-back", [&]() -> Result<std::optional<WritebackItem>> {
+    std::string value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), queues_,
+                                 WritebackRowKey(bucket.view(), key.view()), &value);
+    if (s.IsNotFound()) {
+      return std::optional<WritebackItem>();
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "get write-back");
+    }
+    auto item = DecodeWriteback(value);
+    if (!item.ok()) {
+      return std::move(item).error();
+    }
+    item->bucket = bucket;
+    item->key = key;
+    return std::optional<WritebackItem>(std::move(item).value());
+  });
+}
+
+Result<bool> RocksIndex::FinishWriteback(const WritebackItem& item,
+                                         const std::optional<UpstreamCopy>& copy) {
+  return GuardExceptions("finish write-back", [&]() -> Result<bool> {
+    std::shared_lock bucket_lock(BucketLock(item.bucket));
+    std::lock_guard key_lock(KeyLock(item.bucket, item.key));
+    rocksdb::WriteBatch batch;
+    if (copy) {
+      auto row = FindVersion(item.bucket, item.key, copy->version_id);
+      if (!row.ok()) {
+        return std::move(row).error();
+      }
+      // Rewritten in place (same row key), like SetObjectTags: the version keeps its
+      // place. Gone or replaced meanwhile: the newer change has its own item.
+      if (row->has_value() && IsVersion((*row)->record, *copy)) {
+        ObjectRecord& record = (*row)->record;
+        std::erase_if(record.placements,
+                      [&](const Placement& p) { return p.tier == copy->placement.tier; });
+        record.placements.push_back(copy->placement);
+        rocksdb::Status s = batch.Put(objects_, (*row)->row_key, EncodeObject(record));
+        if (!s.ok()) {
+          return FromStatus(s, "finish write-back");
+        }
+      }
+    }
+    auto waiting = GetWriteback(item.bucket, item.key);
+    if (!waiting.ok()) {
+      return std::move(waiting).error();
+    }
+    const bool done = waiting->has_value() && (*waiting)->sequence == item.sequence;
+    if (done) {
+      rocksdb::Status s =
+          batch.Delete(queues_, WritebackRowKey(item.bucket.view(), item.key.view()));
+      if (!s.ok()) {
+        return FromStatus(s, "finish write-back");
+      }
+    }
+    if (batch.Count() > 0) {
+      rocksdb::Status s = db_->Write(SyncedWrites(), &batch);
+      if (!s.ok()) {
+        return FromStatus(s, "finish write-back");
+      }
+    }
+    if (done) {
+      ApplyWriteback({-1, -static_cast<std::int64_t>((*waiting)->bytes)});
+    }
+    return done;
+  });
+}
+
+Result<void> RocksIndex::DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
+                                        const std::string& error) {
+  return GuardExceptions("defer write-back", [&]() -> Result<void> {
+    std::lock_guard key_lock(KeyLock(item.bucket, item.key));
+    auto waiting = GetWriteback(item.bucket, item.key);
+    if (!waiting.ok()) {
+      return std::move(waiting).error();
+    }
+    if (!waiting->has_value() || (*waiting)->sequence != item.sequence) {
+      return Ok();  // a newer change replaced the item: it starts afresh
+    }
+    WritebackItem updated = std::move(**waiting);
+    ++updated.attempts;
+    updated.retry_ms = retry_ms;
+    updated.last_error = error;
+    rocksdb::Status s =
+        db_->Put(SyncedWrites(), queues_, WritebackRowKey(item.bucket.view(), item.key.view()),
+                 EncodeWriteback(updated));
+    if (!s.ok()) {
+      return FromStatus(s, "defer write-back");
+    }
+    return Ok();
+  });
+}
+
+}  // namespace strata::metadata

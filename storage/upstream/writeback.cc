@@ -1,0 +1,264 @@
+#include "storage/upstream/writeback.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace strata::storage {
+
+namespace asio = boost::asio;
+using upstream::Header;
+
+namespace {
+
+std::int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Unquoted(std::string_view etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return std::string(etag);
+}
+
+// What the upstream should answer a GET of the version with: its type and metadata.
+std::vector<Header> UpstreamHeaders(const metadata::ObjectRecord& record) {
+  std::vector<Header> headers;
+  if (!record.content_type.empty()) {
+    headers.emplace_back("Content-Type", record.content_type);
+  }
+  for (const auto& [name, value] : record.system_metadata) {
+    headers.emplace_back(name, value);
+  }
+  for (const auto& [name, value] : record.user_metadata) {
+    headers.emplace_back("x-amz-meta-" + name, value);
+  }
+  return headers;
+}
+
+// A plain single-PUT ETag is the MD5 of the bytes: 32 hex digits.
+bool IsMd5Etag(std::string_view etag) {
+  return etag.size() == 32 &&
+         std::all_of(etag.begin(), etag.end(), [](char c) { return std::isxdigit(c) != 0; });
+}
+
+std::string KeyId(const metadata::WritebackItem& item) {
+  return item.bucket.str() + '\0' + item.key.str();
+}
+
+}  // namespace
+
+struct WritebackWorker::State {
+  metadata::Index& index;
+  ObjectStore& store;
+  Upstream& upstream;
+  WritebackOptions options;
+  asio::io_context ioc;
+  std::unique_ptr<upstream::S3Client> client;
+  std::set<std::string> in_flight;  // keys being pushed; touched only on ioc's thread
+  std::atomic<std::int64_t> flush_until_ns{0};
+  std::atomic<std::uint64_t> pushes{0};
+  std::atomic<std::uint64_t> failures{0};
+  std::atomic<std::int64_t> oldest_enqueued_ms{0};
+  std::mt19937_64 jitter{std::random_device{}()};
+
+  State(metadata::Index& i, ObjectStore& s, Upstream& u, WritebackOptions o)
+      : index(i), store(s), upstream(u), options(o) {}
+
+  bool Flushing() const {
+    return std::chrono::steady_clock::now().time_since_epoch().count() <
+           flush_until_ns.load(std::memory_order_relaxed);
+  }
+
+  // Scan period: a fraction of the delay, so a write goes out soon after it is due.
+  std::chrono::milliseconds Period() const {
+    return std::clamp<std::chrono::milliseconds>(options.delay / 4, std::chrono::milliseconds(50),
+                                                 std::chrono::milliseconds(1'000));
+  }
+
+  std::vector<metadata::WritebackItem> DueItems() {
+    std::vector<metadata::WritebackItem> due;
+    const std::size_t room = static_cast<std::size_t>(options.concurrency) -
+                             std::min(in_flight.size(), std::size_t(options.concurrency));
+    const std::int64_t now = WallClockMs();
+    const bool flushing = Flushing();
+    std::int64_t oldest = 0;
+    auto scanned = index.ScanWriteback([&](const metadata::WritebackItem& item) {
+      if (oldest == 0 || item.enqueued_ms < oldest) {
+        oldest = item.enqueued_ms;
+      }
+      const bool ready =
+          flushing || (now >= item.enqueued_ms + options.delay.count() && now >= item.retry_ms);
+      if (ready && due.size() < room && !in_flight.contains(KeyId(item))) {
+        due.push_back(item);
+      }
+      return true;  // on to the end: the oldest item is reported
+    });
+    if (!scanned.ok()) {
+      spdlog::error("write-back: cannot read the queue: {}", scanned.error().message);
+      return {};
+    }
+    oldest_enqueued_ms.store(oldest, std::memory_order_relaxed);
+    return due;
+  }
+
+  asio::awaitable<void> Loop() {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+      timer.expires_after(Period());
+      co_await timer.async_wait(asio::use_awaitable);
+      if (index.WritebackBacklog().objects == 0) {
+        oldest_enqueued_ms.store(0, std::memory_order_relaxed);
+        continue;
+      }
+      for (auto& item : DueItems()) {
+        in_flight.insert(KeyId(item));
+        asio::co_spawn(ioc, Push(std::move(item)), asio::detached);
+      }
+    }
+  }
+
+  asio::awaitable<void> Push(metadata::WritebackItem item) {
+    auto pushed = co_await PushState(item);
+    in_flight.erase(KeyId(item));
+    if (pushed.ok()) {
+      pushes.fetch_add(1, std::memory_order_relaxed);
+      co_return;
+    }
+    failures.fetch_add(1, std::memory_order_relaxed);
+    const std::uint32_t attempts = item.attempts + 1;
+    auto backoff = options.retry_base * (1ll << std::min<std::uint32_t>(attempts - 1, 16));
+    backoff = std::min<std::chrono::milliseconds>(backoff, options.retry_max);
+    // Full jitter on the second half, so a recovered upstream is not hit all at once.
+    const auto half = backoff.count() / 2;
+    const std::int64_t wait = half + static_cast<std::int64_t>(jitter() % (half + 1));
+    spdlog::warn("write-back: push of {}/{} failed (attempt {}), retry in {} ms: {}",
+                 item.bucket.str(), item.key.str(), attempts, wait, pushed.error().message);
+    auto deferred = index.DeferWriteback(item, WallClockMs() + wait, pushed.error().message);
+    if (!deferred.ok()) {
+      spdlog::error("write-back: cannot record the failure of {}/{}: {}", item.bucket.str(),
+                    item.key.str(), deferred.error().message);
+    }
+  }
+
+  // Pushes the key's current state and finishes the item.
+  asio::awaitable<Result<void>> PushState(const metadata::WritebackItem& item) {
+    auto bucket = index.GetBucket(item.bucket);
+    if (!bucket.ok()) {
+      if (bucket.error().code != ErrorCode::kNotFound) {
+        co_return std::move(bucket).error();
+      }
+      // The bucket was deleted (it was empty): nothing of it is left to push.
+      auto finished = index.FinishWriteback(item, std::nullopt);
+      if (!finished.ok()) {
+        co_return std::move(finished).error();
+      }
+      co_return Ok();
+    }
+    auto current = index.GetObject(item.bucket, item.key);
+    if (!current.ok() && current.error().code != ErrorCode::kNotFound) {
+      co_return std::move(current).error();
+    }
+    std::optional<metadata::UpstreamCopy> copy;
+    if (!current.ok() || current->delete_marker) {
+      auto deleted = co_await client->DeleteObject(bucket->upstream_bucket, item.key.str());
+      if (!deleted.ok()) {
+        co_return std::move(deleted).error();
+      }
+    } else {
+      auto put = co_await PutVersion(*bucket, *current);
+      if (!put.ok()) {
+        co_return std::move(put).error();
+      }
+      copy = std::move(put).value();
+    }
+    auto finished = index.FinishWriteback(item, copy);
+    if (!finished.ok()) {
+      co_return std::move(finished).error();
+    }
+    co_return Ok();
+  }
+
+  asio::awaitable<Result<metadata::UpstreamCopy>> PutVersion(const metadata::BucketRecord& bucket,
+                                                             const metadata::ObjectRecord& record) {
+    auto opened = store.OpenObject(record);
+    if (!opened.ok()) {
+      co_return std::move(opened).error();
+    }
+    std::shared_ptr<ObjectReader> reader = std::move(opened).value();
+    // Reads run on this worker's own thread: the request path's threads never wait.
+    upstream::BodySource source = [reader](std::uint64_t offset, std::span<char> buf)
+        -> asio::awaitable<Result<std::size_t>> { co_return reader->Read(offset, buf); };
+    auto put = co_await client->PutObject(bucket.upstream_bucket, record.key.str(), record.size,
+                                          std::move(source), UpstreamHeaders(record));
+    if (!put.ok()) {
+      co_return std::move(put).error();
+    }
+    const std::string etag = Unquoted(put->etag);
+    if (IsMd5Etag(record.etag) && IsMd5Etag(etag) && etag != record.etag) {
+      co_return Error(ErrorCode::kCorruption, "the upstream stored " + record.key.str() +
+                                                  " with ETag " + etag + ", expected " +
+                                                  record.etag);
+    }
+    metadata::UpstreamCopy copy;
+    copy.version_id = record.version_id;
+    copy.etag = record.etag;
+    copy.last_modified_ms = record.last_modified_ms;
+    copy.placement.tier = upstream.tier_name();
+    copy.placement.extents.push_back({etag, record.size});
+    co_return copy;
+  }
+};
+
+WritebackWorker::WritebackWorker(metadata::Index& index, ObjectStore& store, Upstream& upstream,
+                                 WritebackOptions options)
+    : state_(std::make_shared<State>(index, store, upstream, options)) {
+  state_->client = upstream.NewClient(state_->ioc.get_executor());
+}
+
+WritebackWorker::~WritebackWorker() {
+  if (thread_.joinable()) {
+    // The client's sockets belong to the io_context: drop it on its thread, then stop.
+    asio::post(state_->ioc, [state = state_] {
+      state->client.reset();
+      state->ioc.stop();
+    });
+    thread_.join();
+  } else {
+    state_->client.reset();
+  }
+}
+
+void WritebackWorker::Start() {
+  asio::co_spawn(state_->ioc, state_->Loop(), asio::detached);
+  thread_ = std::thread([state = state_] {
+    auto guard = asio::make_work_guard(state->ioc);
+    state->ioc.run();
+  });
+}
+
+void WritebackWorker::FlushUntil(std::chrono::steady_clock::time_point deadline) {
+  state_->flush_until_ns.store(deadline.time_since_epoch().count(), std::memory_order_relaxed);
+}
+
+WritebackStats WritebackWorker::stats() const {
+  return {state_->pushes.load(std::memory_order_relaxed),
+          state_->failures.load(std::memory_order_relaxed),
+          state_->oldest_enqueued_ms.load(std::memory_order_relaxed)};
+}
+
+}  // namespace strata::storage

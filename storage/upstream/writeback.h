@@ -1,0 +1,64 @@
+// WritebackWorker: pushes the write-back queue (metadata's WritebackItems) to the
+// upstream, on a thread and io_context of its own.
+//
+// Every scan period it picks the items that are due (waited the write-back delay, and
+// past their retry time after a failure), at most `concurrency` at once and never two of
+// one key, and pushes each key's newest state: its current version's bytes (read from the
+// local tier) as a PUT, or a DELETE when the key has no current version or a delete
+// marker. A successful push marks the version clean (an upstream placement on its
+// record) and removes the item unless the key changed meanwhile, in which case the item
+// stays and the newer state is pushed next. A failed push is counted on the item (attempts,
+// error, retry time with exponential backoff up to a minute) and logged; it is retried,
+// never dropped. The queue is in the index, so a crash loses nothing: the worker of the
+// next start finds the same items.
+//
+// Pushes carry Content-Type, the standard headers and x-amz-meta-* of the version; a
+// single-PUT push is verified by the upstream's ETag (the bytes' MD5).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+#include "metadata/index.h"
+#include "storage/object_store.h"
+#include "storage/upstream/upstream.h"
+
+namespace strata::storage {
+
+struct WritebackOptions {
+  std::chrono::milliseconds delay{5'000};  // [writeback] delay
+  int concurrency = 4;                     // pushes in flight
+  std::chrono::milliseconds retry_base{1'000};
+  std::chrono::milliseconds retry_max{60'000};
+};
+
+struct WritebackStats {
+  std::uint64_t pushes = 0;    // successful pushes (PUTs and DELETEs)
+  std::uint64_t failures = 0;  // failed push attempts
+  // enqueued_ms of the oldest item at the last scan; 0 when the queue was empty.
+  std::int64_t oldest_enqueued_ms = 0;
+};
+
+class WritebackWorker {
+ public:
+  WritebackWorker(metadata::Index& index, ObjectStore& store, Upstream& upstream,
+                  WritebackOptions options);
+  ~WritebackWorker();  // stops: pushes in flight are abandoned (their items stay queued)
+  WritebackWorker(const WritebackWorker&) = delete;
+  WritebackWorker& operator=(const WritebackWorker&) = delete;
+
+  void Start();
+  // Until `deadline`, every item is due at once: the delay and retry times are ignored.
+  void FlushUntil(std::chrono::steady_clock::time_point deadline);
+  WritebackStats stats() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+  std::thread thread_;
+};
+
+}  // namespace strata::storage

@@ -1,0 +1,221 @@
+// The write-back queue of RocksIndex: items staged with the changes of upstream-bound
+// buckets (never of local ones), coalescing, finishing only the change that was pushed,
+// failures recorded, read-through fills refused while a change waits, totals at reopen.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "metadata/codec.h"
+#include "metadata/index.h"
+
+namespace strata::metadata {
+namespace {
+
+namespace fs = std::filesystem;
+
+class WritebackQueueTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = fs::temp_directory_path() /
+           ("strata-wb-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    fs::create_directories(dir_);
+    Reopen();
+    BucketRecord bound{BucketName("bound"), "alice", 1, ""};
+    bound.upstream_tier = "cold";
+    bound.upstream_bucket = "bound";
+    ASSERT_TRUE(index_->CreateBucket(bound).ok());
+    ASSERT_TRUE(index_->CreateBucket({BucketName("local"), "alice", 1, ""}).ok());
+  }
+  void TearDown() override {
+    index_.reset();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void Reopen() {
+    index_.reset();
+    auto opened = Index::Open(dir_.string(), IndexOptions{.sync = false});
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    index_ = std::move(opened).value();
+  }
+  static ObjectRecord Obj(const std::string& bucket, const std::string& key, std::uint64_t size,
+                          const std::string& etag) {
+    ObjectRecord o;
+    o.bucket = BucketName(bucket);
+    o.key = ObjectKey(key);
+    o.version_id = VersionId("null");
+    o.etag = etag;
+    o.size = size;
+    o.last_modified_ms = 1000 + static_cast<std::int64_t>(size);
+    o.placements = {{"hot", {{"id-" + etag, size}}}};
+    return o;
+  }
+  std::optional<WritebackItem> Item(const std::string& bucket, const std::string& key) {
+    auto item = index_->GetWriteback(BucketName(bucket), ObjectKey(key));
+    EXPECT_TRUE(item.ok());
+    return item.ok() ? *item : std::nullopt;
+  }
+  static UpstreamCopy CopyOf(const ObjectRecord& o) {
+    return {o.version_id, o.etag, o.last_modified_ms, {"cold", {{o.etag, o.size}}}};
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Index> index_;
+};
+
+TEST_F(WritebackQueueTest, OnlyBoundBucketsQueue) {
+  ASSERT_TRUE(index_->PutObject(Obj("local", "k", 10, "a")).ok());
+  EXPECT_FALSE(Item("local", "k").has_value());
+  ASSERT_TRUE(index_->PutObject(Obj("bound", "k", 10, "a")).ok());
+  auto item = Item("bound", "k");
+  ASSERT_TRUE(item.has_value());
+  EXPECT_EQ(item->bytes, 10u);
+  EXPECT_EQ(item->attempts, 0u);
+  EXPECT_GT(item->enqueued_ms, 0);
+  EXPECT_EQ(index_->WritebackBacklog().objects, 1u);
+  EXPECT_EQ(index_->WritebackBacklog().bytes, 10u);
+}
+
+TEST_F(WritebackQueueTest, OverwritesCoalesceIntoOneItem) {
+  ASSERT_TRUE(index_->PutObject(Obj("bound", "k", 10, "a")).ok());
+  auto first = Item("bound", "k");
+  ASSERT_TRUE(index_->PutObject(Obj("bound", "k", 25, "b")).ok());
+  auto second = Item("bound", "k");
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(second->enqueued_ms, first->enqueued_ms);  // the delay runs from the first
+  EXPECT_GT(second->sequence, first->sequence);
+  EXPECT_EQ(second->bytes, 25u);
+  EXPECT_EQ(index_->WritebackBacklog().objects, 1u);
+  EXPECT_EQ(index_->WritebackBacklog().bytes, 25u);
+}
+
+TEST_F(WritebackQueueTest, FinishRemovesOnlyThePushedChangeAndMarksTheVersionClean) {
+  auto v1 = Obj("bound", "k", 10, "a");
+  ASSERT_TRUE(index_->PutObject(v1).ok());
+  auto pushed = Item("bound", "k");
+  ASSERT_TRUE(pushed);
+
+  // A newer change lands while v1 is being pushed: the item stays for it.
+  auto v2 = Obj("bound", "k", 20, "b");
+  ASSERT_TRUE(index_->PutObject(v2).ok());
+  auto finished = index_->FinishWriteback(*pushed, CopyOf(v1));
+  ASSERT_TRUE(finished.ok());
+  EXPECT_FALSE(*finished);
+  ASSERT_TRUE(Item("bound", "k").has_value());
+  auto current = index_->GetObject(BucketName("bound"), ObjectKey("k"));
+  ASSERT_TRUE(current.ok());
+  EXPECT_EQ(current->placements.size(), 1u) << "v2 is not what was pushed";
+
+  auto latest = Item("bound", "k");
+  finished = index_->FinishWriteback(*latest, CopyOf(v2));
+  ASSERT_TRUE(finished.ok());
+  EXPECT_TRUE(*finished);
+  EXPECT_FALSE(Item("bound", "k").has_value());
+  EXPECT_EQ(index_->WritebackBacklog().objects, 0u);
+  EXPECT_EQ(index_->WritebackBacklog().bytes, 0u);
+  current = index_->GetObject(BucketName("bound"), ObjectKey("k"));
+  ASSERT_TRUE(current.ok());
+  ASSERT_EQ(current->placements.size(), 2u);
+  EXPECT_EQ(current->placements[1].tier, "cold");
+  EXPECT_EQ(current->placements[1].extents[0].location, "b");
+}
+
+TEST_F(WritebackQueueTest, DeletesQueueEvenForKeysTheIndexNeverHad) {
+  // The upstream may hold a key strata never read through: the delete must reach it.
+  ASSERT_TRUE(index_->DeleteObject(BucketName("bound"), ObjectKey("only-upstream")).ok());
+  auto item = Item("bound", "only-upstream");
+  ASSERT_TRUE(item.has_value());
+  EXPECT_EQ(item->bytes, 0u);
+  ASSERT_TRUE(index_->DeleteObject(BucketName("local"), ObjectKey("nothing")).ok());
+  EXPECT_FALSE(Item("local", "nothing").has_value());
+}
+
+TEST_F(WritebackQueueTest, DeferRecordsTheFailureUnlessANewerChangeCame) {
+  ASSERT_TRUE(index_->PutObject(Obj("bound", "k", 10, "a")).ok());
+  auto item = Item("bound", "k");
+  ASSERT_TRUE(index_->DeferWriteback(*item, 5000, "NoSuchBucket: gone").ok());
+  auto failed = Item("bound", "k");
+  EXPECT_EQ(failed->attempts, 1u);
+  EXPECT_EQ(failed->retry_ms, 5000);
+  EXPECT_EQ(failed->last_error, "NoSuchBucket: gone");
+
+  // A new change starts afresh, and a late failure report of the old one changes nothing.
+  ASSERT_TRUE(index_->PutObject(Obj("bound", "k", 11, "b")).ok());
+  auto fresh = Item("bound", "k");
+  EXPECT_EQ(fresh->attempts, 0u);
+  EXPECT_EQ(fresh->retry_ms, 0);
+  ASSERT_TRUE(index_->DeferWriteback(*failed, 9000, "late").ok());
+  EXPECT_EQ(Item("bound", "k")->attempts, 0u);
+}
+
+TEST_F(WritebackQueueTest, CleanFillIsRefusedWhileAChangeWaits) {
+  ASSERT_TRUE(index_->DeleteObject(BucketName("bound"), ObjectKey("k")).ok());
+  auto fill = Obj("bound", "k", 10, "up");
+  fill.placements.push_back({"cold", {{"up", 10}}});
+  auto put = index_->PutObject(fill, WriteCondition{.if_absent = true, .if_etag = std::nullopt});
+  ASSERT_FALSE(put.ok());
+  EXPECT_EQ(put.error().code, ErrorCode::kPreconditionFailed);
+
+  // With nothing waiting the fill goes in, and queues nothing: it is the upstream's copy.
+  auto item = Item("bound", "k");
+  ASSERT_TRUE(index_->FinishWriteback(*item, std::nullopt).ok());
+  put = index_->PutObject(fill, WriteCondition{.if_absent = true, .if_etag = std::nullopt});
+  ASSERT_TRUE(put.ok()) << put.error().message;
+  EXPECT_FALSE(Item("bound", "k").has_value());
+  EXPECT_EQ(index_->WritebackBacklog().objects, 0u);
+}
+
+TEST_F(WritebackQueueTest, QueueAndTotalsSurviveReopen) {
+  ASSERT_TRUE(index_->PutObject(Obj("bound", "a", 10, "a")).ok());
+  ASSERT_TRUE(index_->PutObject(Obj("bound", "b", 32, "b")).ok());
+  ASSERT_TRUE(index_->DeleteObject(BucketName("bound"), ObjectKey("c")).ok());
+  Reopen();
+  EXPECT_EQ(index_->WritebackBacklog().objects, 3u);
+  EXPECT_EQ(index_->WritebackBacklog().bytes, 42u);
+  std::vector<std::string> keys;
+  ASSERT_TRUE(index_
+                  ->ScanWriteback([&](const WritebackItem& item) {
+                    keys.push_back(item.bucket.str() + "/" + item.key.str());
+                    return true;
+                  })
+                  .ok());
+  EXPECT_EQ(keys, (std::vector<std::string>{"bound/a", "bound/b", "bound/c"}));
+}
+
+TEST(WritebackCodecTest, RoundTripAndGarbage) {
+  WritebackItem item;
+  item.sequence = 1ull << 40;
+  item.enqueued_ms = 1234567;
+  item.bytes = 99;
+  item.attempts = 3;
+  item.retry_ms = -1;
+  item.last_error = "SlowDown";
+  const std::string bytes = EncodeWriteback(item);
+  auto decoded = DecodeWriteback(bytes);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->sequence, item.sequence);
+  EXPECT_EQ(decoded->enqueued_ms, item.enqueued_ms);
+  EXPECT_EQ(decoded->bytes, item.bytes);
+  EXPECT_EQ(decoded->attempts, item.attempts);
+  EXPECT_EQ(decoded->retry_ms, item.retry_ms);
+  EXPECT_EQ(decoded->last_error, item.last_error);
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(DecodeWriteback(std::string_view(bytes).substr(0, n)).ok()) << n;
+  }
+  EXPECT_FALSE(DecodeWriteback(bytes + "x").ok());
+  EXPECT_FALSE(DecodeWriteback(std::string("\x09", 1) + bytes.substr(1)).ok());
+}
+
+TEST(WritebackCodecTest, BucketBindingRoundTrips) {
+  BucketRecord b{BucketName("bkt"), "o", 1, ""};
+  b.upstream_tier = "cold";
+  b.upstream_bucket = "bkt";
+  auto decoded = DecodeBucket(EncodeBucket(b));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->upstream_tier, "cold");
+  EXPECT_EQ(decoded->upstream_bucket, "bkt");
+}
+
+}  // namespace
+}  // namespace strata::metadata
