@@ -59,7 +59,7 @@ struct TierConfig {
   std::string region = "us-east-1";  // s3
   // s3: a cached copy is checked against the upstream (a conditional GET) when it was
   // last checked longer ago than this.
-  std::chrono::milliseconds revalidate_after{60'000};
+  std::chrono::milliseconds revalidate_after{300'000};
 };
 
 struct WritebackConfig {

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "gateway/error_table.h"
 #include "gateway/handlers/context.h"
+#include "gateway/handlers/read_through.h"
 #include "gateway/operation.h"
 #include "gateway/xml.h"
 
@@ -74,6 +75,16 @@ HandlerResult Route(RequestContext& ctx) {
       ctx.bucket = std::move(*bucket);
     } else if (bucket.error().code != ErrorCode::kNoSuchBucket) {
       co_return bucket.error();
+    } else if (ctx.services.upstream != nullptr) {
+      // Unknown here but perhaps upstream: an existing store shows through strata.
+      auto adopted = co_await AdoptUpstreamBucket(ctx, BucketName(t.bucket));
+      if (!adopted.ok()) {
+        co_return adopted.error();
+      }
+      if (adopted->has_value() && !MayAccess(ctx.auth.principal, **adopted)) {
+        co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+      }
+      ctx.bucket = std::move(*adopted);
     }
   }
   if (t.key.empty() && verb == http::verb::post && t.HasParam("delete")) {

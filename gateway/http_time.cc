@@ -39,4 +39,33 @@ std::optional<std::int64_t> ParseHttpDate(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<std::int64_t> ParseIso8601(std::string_view text) {
+  std::string s(text);
+  std::tm tm{};
+  const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr) {
+    return std::nullopt;
+  }
+  std::int64_t millis = 0;
+  if (*end == '.') {
+    // Fraction digits: the first three are milliseconds, more are ignored.
+    int digits = 0;
+    for (++end; *end >= '0' && *end <= '9'; ++end, ++digits) {
+      if (digits < 3) {
+        millis = millis * 10 + (*end - '0');
+      }
+    }
+    if (digits == 0) {
+      return std::nullopt;
+    }
+    for (; digits < 3; ++digits) {
+      millis *= 10;
+    }
+  }
+  if (end[0] != 'Z' || end[1] != '\0') {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(timegm(&tm)) * 1000 + millis;
+}
+
 }  // namespace strata::gateway

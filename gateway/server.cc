@@ -73,6 +73,10 @@ struct Server::Impl {
   std::vector<std::unique_ptr<Core>> cores;
   std::optional<asio::ssl::context> tls;
   std::vector<tcp::endpoint> endpoints;
+  // SIGINT/SIGTERM are caught from Start on, before "listening" is logged: a signal sent
+  // as soon as the server says it is up must still shut it down cleanly.
+  asio::io_context signals_ioc;
+  std::optional<asio::signal_set> signals;
 
   asio::awaitable<void> AcceptLoop(Core& core, tcp::acceptor& acceptor) {
     auto tuple = asio::as_tuple(asio::use_awaitable);
@@ -191,6 +195,7 @@ Result<void> Server::Start() {
     storage::PrepareDataPath(core->ioc);
     impl_->cores.push_back(std::move(core));
   }
+  impl_->signals.emplace(impl_->signals_ioc, SIGINT, SIGTERM);
   for (auto& ep : impl_->endpoints) {
     spdlog::info("listening on {}://{}:{} with {} threads", impl_->tls ? "https" : "http",
                  ep.address().to_string(), ep.port(), threads);
@@ -209,12 +214,10 @@ void Server::Run() {
     });
   }
 
-  asio::io_context signals_ioc;
-  asio::signal_set signals(signals_ioc, SIGINT, SIGTERM);
-  signals.async_wait([](const boost::system::error_code&, int signo) {
+  impl_->signals->async_wait([](const boost::system::error_code&, int signo) {
     spdlog::info("signal {} received: finishing in-flight requests", signo);
   });
-  signals_ioc.run();
+  impl_->signals_ioc.run();
 
   impl_->BeginShutdown();
   auto deadline = std::chrono::steady_clock::now() + impl_->services.config.server.shutdown_grace;

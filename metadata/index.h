@@ -189,6 +189,13 @@ class Index {
   // unless a newer change replaced the item meanwhile.
   virtual Result<void> DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
                                       const std::string& error) = 0;
+  // Removes the current version of bucket/key if it is still the clean one `copy` names
+  // (same id, ETag and time, and a copy on copy.placement.tier), queueing nothing: its
+  // upstream copy stays the key's truth (a stale cache entry, or an eviction). Returns the
+  // removed record, so the caller can free its bytes; nullopt when the key changed.
+  virtual Result<std::optional<ObjectRecord>> DropCleanVersion(const BucketName& bucket,
+                                                               const ObjectKey& key,
+                                                               const UpstreamCopy& copy) = 0;
   // Items and bytes waiting, kept in memory (counted at open, updated by every commit).
   virtual WritebackTotals WritebackBacklog() const = 0;
 

@@ -96,6 +96,9 @@ class RocksIndex final : public Index {
   Result<void> DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
                               const std::string& error) override;
   WritebackTotals WritebackBacklog() const override;
+  Result<std::optional<ObjectRecord>> DropCleanVersion(const BucketName& bucket,
+                                                       const ObjectKey& key,
+                                                       const UpstreamCopy& copy) override;
 
   Result<void> PutUser(const UserRecord& user) override;
   Result<UserRecord> GetUser(const std::string& access_key) override;

@@ -4,6 +4,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -187,6 +188,34 @@ Result<bool> RocksIndex::FinishWriteback(const WritebackItem& item,
       ApplyWriteback({-1, -static_cast<std::int64_t>((*waiting)->bytes)});
     }
     return done;
+  });
+}
+
+Result<std::optional<ObjectRecord>> RocksIndex::DropCleanVersion(const BucketName& bucket,
+                                                                 const ObjectKey& key,
+                                                                 const UpstreamCopy& copy) {
+  return GuardExceptions("drop clean version", [&]() -> Result<std::optional<ObjectRecord>> {
+    std::shared_lock bucket_lock(BucketLock(bucket));
+    std::lock_guard key_lock(KeyLock(bucket, key));
+    auto current = FindCurrent(bucket, key);
+    if (!current.ok()) {
+      return std::move(current).error();
+    }
+    if (!current->has_value() || !IsVersion((*current)->record, copy)) {
+      return std::optional<ObjectRecord>();
+    }
+    const auto& placements = (*current)->record.placements;
+    const bool clean = std::any_of(placements.begin(), placements.end(), [&](const Placement& p) {
+      return p.tier == copy.placement.tier;
+    });
+    if (!clean) {
+      return std::optional<ObjectRecord>();  // dirty: the only copy of its bytes
+    }
+    rocksdb::Status s = db_->Delete(SyncedWrites(), objects_, (*current)->row_key);
+    if (!s.ok()) {
+      return FromStatus(s, "drop clean version");
+    }
+    return std::optional<ObjectRecord>(std::move((*current)->record));
   });
 }
 

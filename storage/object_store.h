@@ -136,6 +136,12 @@ class ObjectStore {
   virtual Result<metadata::ObjectRecord> CommitCachedCopy(std::unique_ptr<PendingWrite> write,
                                                           metadata::ObjectRecord record) = 0;
 
+  // Removes the key's current version if it is still the clean version `copy` names,
+  // with its local bytes, queueing no write-back: the upstream keeps the key's truth.
+  // Returns whether it was removed (false: the key changed meanwhile). Blocking.
+  virtual Result<bool> DropCachedCopy(const BucketName& bucket, const ObjectKey& key,
+                                      const metadata::UpstreamCopy& copy) = 0;
+
   // The current version. kNoSuchKey when there is none; a delete marker is returned as
   // such (the caller answers 404 with x-amz-delete-marker).
   virtual Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,

@@ -1,12 +1,17 @@
 // Service- and bucket-level operations: ListBuckets, CreateBucket, HeadBucket,
 // DeleteBucket, GetBucketLocation, ListObjects (v1 and v2).
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <charconv>
+#include <map>
+#include <set>
 
 #include "auth/payload_decoder.h"
 #include "auth/signer.h"
 #include "gateway/handlers/context.h"
+#include "gateway/handlers/read_through.h"
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/xml.h"
@@ -81,6 +86,17 @@ boost::asio::awaitable<Result<void>> RequireEmptyUpstream(RequestContext& ctx,
   co_return Ok();
 }
 
+// One page of a listing: the index's, merged with the upstream's in a bound bucket.
+boost::asio::awaitable<Result<metadata::ListObjectsPage>> ListPage(RequestContext& ctx,
+                                                                   const std::string& prefix,
+                                                                   const std::string& cursor,
+                                                                   std::size_t want) {
+  if (ctx.bucket && !ctx.bucket->upstream_tier.empty() && ctx.services.upstream != nullptr) {
+    co_return co_await ListMergedPage(ctx, prefix, cursor, want);
+  }
+  co_return ctx.services.index.ListObjects(BucketName(ctx.target.bucket), prefix, cursor, want);
+}
+
 }  // namespace
 
 HandlerResult ListBuckets(RequestContext& ctx) {
@@ -93,15 +109,36 @@ HandlerResult ListBuckets(RequestContext& ctx) {
       .Element("ID", ctx.auth.principal.access_key)
       .Element("DisplayName", ctx.auth.principal.access_key)
       .Close();
-  xml.Open("Buckets");
+  // Name -> creation date: the caller's buckets here, and the upstream's (an existing
+  // store shows through; its buckets are bound on first use).
+  std::map<std::string, std::string> listed;
   for (const auto& b : *buckets) {
-    if (!MayAccess(ctx.auth.principal, b)) {
-      continue;
+    if (MayAccess(ctx.auth.principal, b)) {
+      listed.emplace(b.name.str(), FormatIso8601(b.created_ms));
     }
-    xml.Open("Bucket")
-        .Element("Name", b.name.view())
-        .Element("CreationDate", FormatIso8601(b.created_ms))
-        .Close();
+  }
+  if (ctx.services.upstream != nullptr) {
+    auto executor = co_await boost::asio::this_coro::executor;
+    auto upstream = co_await ctx.services.upstream->Client(executor).ListBuckets();
+    if (upstream.ok()) {
+      std::set<std::string> local;
+      for (const auto& b : *buckets) {
+        local.insert(b.name.str());
+      }
+      for (const auto& b : *upstream) {
+        if (!local.contains(b.name)) {
+          listed.emplace(b.name, b.creation_date);
+        }
+      }
+    } else {
+      // The buckets strata has still answer while the upstream is away.
+      spdlog::warn("ListBuckets: the upstream's buckets are left out: {}",
+                   upstream.error().message);
+    }
+  }
+  xml.Open("Buckets");
+  for (const auto& [name, created] : listed) {
+    xml.Open("Bucket").Element("Name", name).Element("CreationDate", created).Close();
   }
   xml.Close();
   co_return co_await SendXml(ctx, 200, xml.Finish());
@@ -240,7 +277,6 @@ HandlerResult ListObjects(RequestContext& ctx) {
     start_after = std::string(t.Param("marker").value_or(""));
   }
 
-  BucketName bucket(t.bucket);
   auto exists = ExistingBucket(ctx);
   if (!exists.ok()) {
     co_return exists.error();
@@ -254,7 +290,7 @@ HandlerResult ListObjects(RequestContext& ctx) {
   bool truncated = false;
   while (contents.size() + common_prefixes.size() < max_keys) {
     std::size_t want = max_keys - contents.size() - common_prefixes.size();
-    auto page = ctx.services.index.ListObjects(bucket, prefix, cursor, want);
+    auto page = co_await ListPage(ctx, prefix, cursor, want);
     if (!page.ok()) {
       co_return page.error();
     }
@@ -292,7 +328,7 @@ HandlerResult ListObjects(RequestContext& ctx) {
     }
   }
   if (!truncated && contents.size() + common_prefixes.size() >= max_keys) {
-    auto more = ctx.services.index.ListObjects(bucket, prefix, cursor, 1);
+    auto more = co_await ListPage(ctx, prefix, cursor, 1);
     if (!more.ok()) {
       co_return more.error();
     }

@@ -8,6 +8,7 @@
 #include "gateway/error_table.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/object_io.h"
+#include "gateway/handlers/read_through.h"
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/xml.h"
@@ -130,6 +131,11 @@ HandlerResult PutObject(RequestContext& ctx) {
 
 HandlerResult GetObject(RequestContext& ctx) {
   auto record = AddressedVersion(ctx);
+  if (!record.ok() && record.error().code == ErrorCode::kNoSuchKey && ctx.bucket &&
+      !ctx.bucket->upstream_tier.empty() && ctx.services.upstream != nullptr &&
+      !ctx.target.HasParam("versionId")) {
+    co_return co_await ReadThrough(ctx);  // a key only the upstream may have
+  }
   std::unique_ptr<storage::ObjectReader> reader;
   // An overwrite or delete may unlink the data files of the version just read before
   // they are opened: read the record again, so a GET racing a PUT gets the old or the
@@ -147,6 +153,15 @@ HandlerResult GetObject(RequestContext& ctx) {
   }
   if (!record.ok()) {
     co_return record.error();
+  }
+  if (ctx.bucket && !ctx.bucket->upstream_tier.empty() && !ctx.target.HasParam("versionId")) {
+    auto current = co_await Revalidate(ctx, *record);
+    if (!current.ok()) {
+      co_return current.error();
+    }
+    if (!*current) {
+      co_return co_await GetObject(ctx);  // the stale copy is gone: read through again
+    }
   }
   auto answered = co_await AnswerUnreadable(ctx, *record);
   if (answered) {

@@ -201,6 +201,21 @@ Result<metadata::ObjectRecord> LocalObjectStore::CommitCachedCopy(
   });
 }
 
+Result<bool> LocalObjectStore::DropCachedCopy(const BucketName& bucket, const ObjectKey& key,
+                                              const metadata::UpstreamCopy& copy) {
+  return GuardExceptions("drop cached copy", [&]() -> Result<bool> {
+    auto dropped = index_.DropCleanVersion(bucket, key, copy);
+    if (!dropped.ok()) {
+      return std::move(dropped).error();
+    }
+    if (!dropped->has_value()) {
+      return false;
+    }
+    RemoveData(**dropped, "");
+    return true;
+  });
+}
+
 Result<metadata::ObjectRecord> LocalObjectStore::HeadObject(const BucketName& bucket,
                                                             const ObjectKey& key) {
   auto record = index_.GetObject(bucket, key);

@@ -56,6 +56,8 @@ class LocalObjectStore final : public ObjectStore {
                                              const metadata::WriteCondition& condition) override;
   Result<metadata::ObjectRecord> CommitCachedCopy(std::unique_ptr<PendingWrite> write,
                                                   metadata::ObjectRecord record) override;
+  Result<bool> DropCachedCopy(const BucketName& bucket, const ObjectKey& key,
+                              const metadata::UpstreamCopy& copy) override;
   Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,
                                             const ObjectKey& key) override;
   Result<metadata::ObjectRecord> HeadVersion(const BucketName& bucket, const ObjectKey& key,

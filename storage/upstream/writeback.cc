@@ -175,7 +175,10 @@ struct WritebackWorker::State {
     }
     std::optional<metadata::UpstreamCopy> copy;
     if (!current.ok() || current->delete_marker) {
-      auto deleted = co_await client->DeleteObject(bucket->upstream_bucket, item.key.str());
+      // No defaulted arguments into a coroutine: GCC 12 frees their temporaries wrongly.
+      const std::string any_version;
+      auto deleted =
+          co_await client->DeleteObject(bucket->upstream_bucket, item.key.str(), any_version);
       if (!deleted.ok()) {
         co_return std::move(deleted).error();
       }

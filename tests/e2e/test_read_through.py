@@ -24,8 +24,6 @@ import pytest
 from conftest import make_client, raises_s3
 from upstream import wait_until
 
-pytestmark = pytest.mark.skip(reason="read-through lands in the next step")
-
 KiB, MiB = 1 << 10, 1 << 20
 
 

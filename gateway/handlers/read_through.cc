@@ -1,0 +1,478 @@
+#include "gateway/handlers/read_through.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "gateway/conditions.h"
+#include "gateway/handlers/object_io.h"
+#include "gateway/http_time.h"
+#include "gateway/offload.h"
+#include "storage/upstream/upstream.h"
+
+namespace strata::gateway {
+namespace {
+
+namespace asio = boost::asio;
+using storage::upstream::ObjectInfo;
+
+constexpr std::string_view kMetaPrefix = "x-amz-meta-";
+constexpr std::string_view kStoredHeaders[] = {"cache-control", "content-disposition",
+                                               "content-encoding", "content-language", "expires"};
+// How often a GET waiting for another GET's fill of the same key looks again.
+constexpr auto kFlightPoll = std::chrono::milliseconds(20);
+
+std::string Unquoted(std::string_view etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return std::string(etag);
+}
+
+// The upstream's object as a version record: what DescribeToHeaders and the
+// conditions need, and what the cached copy is committed with. Its placement on the
+// upstream tier makes it clean.
+metadata::ObjectRecord RecordFromUpstream(const metadata::BucketRecord& bucket,
+                                          const ObjectKey& key, const ObjectInfo& info) {
+  metadata::ObjectRecord record;
+  record.bucket = bucket.name;
+  record.key = key;
+  record.version_id = VersionId("null");
+  record.size = info.size;
+  record.etag = Unquoted(info.etag);
+  record.last_modified_ms = ParseHttpDate(info.last_modified).value_or(0) * 1000;
+  record.content_type = info.content_type;
+  for (const auto& [name, value] : info.headers) {
+    if (name.starts_with(kMetaPrefix)) {
+      record.user_metadata.emplace_back(name.substr(kMetaPrefix.size()), value);
+    } else if (std::find(std::begin(kStoredHeaders), std::end(kStoredHeaders), name) !=
+               std::end(kStoredHeaders)) {
+      record.system_metadata.emplace_back(name, value);
+    }
+  }
+  record.placements.push_back({bucket.upstream_tier, {{record.etag, record.size}}});
+  return record;
+}
+
+// When each clean copy was last found current upstream, by bucket and key, with the
+// upstream ETag it was checked against. A copy missing here is checked on its next read
+// (after a restart, or once the map was cleared on reaching its bound).
+class Validations {
+ public:
+  bool Fresh(const std::string& id, const std::string& etag,
+             std::chrono::milliseconds max_age) const {
+    std::lock_guard lock(lock_);
+    auto it = checked_.find(id);
+    return it != checked_.end() && it->second.first == etag &&
+           std::chrono::steady_clock::now() - it->second.second < max_age;
+  }
+  void Mark(const std::string& id, const std::string& etag) {
+    std::lock_guard lock(lock_);
+    if (checked_.size() >= kMaxEntries) {
+      checked_.clear();  // bounded memory: every copy is simply checked once more
+    }
+    checked_[id] = {etag, std::chrono::steady_clock::now()};
+  }
+
+ private:
+  static constexpr std::size_t kMaxEntries = 1'000'000;
+  mutable std::mutex lock_;
+  std::unordered_map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>
+      checked_;
+};
+Validations validations;
+
+std::string CopyId(const metadata::ObjectRecord& record) {
+  return record.bucket.str() + '\0' + record.key.str();
+}
+
+const metadata::Placement* UpstreamPlacement(const metadata::ObjectRecord& record,
+                                             std::string_view tier) {
+  for (const auto& p : record.placements) {
+    if (p.tier == tier && !p.extents.empty()) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+// Whole-object read-throughs in progress, by bucket and key, across all cores.
+struct Flight {
+  std::atomic<bool> done{false};
+};
+std::mutex flights_lock;
+std::map<std::string, std::shared_ptr<Flight>> flights;
+
+// The first GET of a key leads (fetches and fills); later ones follow (wait for it).
+class FlightSeat {
+ public:
+  explicit FlightSeat(std::string id) : id_(std::move(id)) {
+    std::lock_guard lock(flights_lock);
+    auto& slot = flights[id_];
+    leader_ = slot == nullptr;
+    if (leader_) {
+      slot = std::make_shared<Flight>();
+    }
+    flight_ = slot;
+  }
+  ~FlightSeat() {
+    if (leader_) {
+      flight_->done = true;
+      std::lock_guard lock(flights_lock);
+      flights.erase(id_);
+    }
+  }
+  FlightSeat(const FlightSeat&) = delete;
+  FlightSeat& operator=(const FlightSeat&) = delete;
+
+  bool leader() const { return leader_; }
+  bool done() const { return flight_->done; }
+
+ private:
+  std::string id_;
+  bool leader_ = false;
+  std::shared_ptr<Flight> flight_;
+};
+
+// Streams the upstream's bytes of `record` to the client and, when `fill` is given, into
+// the hot tier. The response header is sent already.
+asio::awaitable<Result<void>> StreamFromUpstream(RequestContext& ctx,
+                                                 const metadata::BucketRecord& bucket,
+                                                 const metadata::ObjectRecord& record,
+                                                 std::optional<ByteRange> range,
+                                                 storage::PendingWrite* fill, bool& fill_ok) {
+  auto executor = co_await asio::this_coro::executor;
+  auto& client = ctx.services.upstream->Client(executor);
+  storage::upstream::GetRequest request;
+  request.if_match = "\"" + record.etag + "\"";  // the object the header described
+  if (range) {
+    request.range = std::make_pair(range->first, range->last);
+  }
+  storage::upstream::BodySink sink =
+      [&ctx, fill, &fill_ok](std::string_view block) -> asio::awaitable<Result<void>> {
+    if (fill != nullptr && fill_ok) {
+      auto appended = co_await fill->AppendAsync(block);
+      if (!appended.ok()) {
+        spdlog::warn("read-through: cannot cache {}: {}", ctx.target.key, appended.error().message);
+        fill_ok = false;  // the client still gets its bytes
+      }
+    }
+    co_return co_await ctx.exchange.SendBody(block);
+  };
+  auto got = co_await client.GetObject(bucket.upstream_bucket, record.key.str(), std::move(request),
+                                       std::move(sink));
+  if (!got.ok()) {
+    co_return std::move(got).error();
+  }
+  co_return Ok();
+}
+
+// Commits the filled bytes as the key's clean cached copy, when they are what the
+// upstream described.
+asio::awaitable<void> CommitFill(RequestContext& ctx, std::unique_ptr<storage::PendingWrite> fill,
+                                 metadata::ObjectRecord record) {
+  if (fill->size() != record.size) {
+    spdlog::warn("read-through: {} arrived with {} bytes, upstream said {}: not cached",
+                 record.key.str(), fill->size(), record.size);
+    co_return;
+  }
+  const bool md5_etag = record.etag.size() == 32 && record.etag.find('-') == std::string::npos;
+  if (md5_etag && fill->Md5Hex() != record.etag) {
+    spdlog::error("read-through: {} does not match the upstream's ETag {}: not cached",
+                  record.key.str(), record.etag);
+    co_return;
+  }
+  auto& store = ctx.services.store;
+  const std::string id = CopyId(record);
+  const std::string etag = record.etag;
+  auto committed = co_await Offload(ctx.services.blocking_pool, [&] {
+    return store.CommitCachedCopy(std::move(fill), std::move(record));
+  });
+  if (committed.ok()) {
+    validations.Mark(id, etag);
+  } else if (committed.error().code != ErrorCode::kPreconditionFailed) {
+    spdlog::warn("read-through: cannot cache {}: {}", ctx.target.key, committed.error().message);
+  }
+}
+
+// S3 orders keys by their UTF-8 bytes and takes only valid UTF-8 in start-after. The
+// listing skips past a common prefix with a run of 0xff bytes; the largest code point
+// (U+10FFFF) does the same upstream.
+std::string UpstreamStartAfter(std::string cursor) {
+  const std::size_t run = cursor.find_last_not_of('\xff');
+  if (run + 1 < cursor.size()) {
+    cursor.resize(run + 1);
+    cursor += "\xf4\x8f\xbf\xbf";
+  }
+  return cursor;
+}
+
+// The upstream's entries of one listing page that the index does not override.
+Result<std::vector<metadata::ObjectRecord>> UpstreamOnly(
+    metadata::Index& index, const metadata::BucketRecord& bucket,
+    const std::vector<storage::upstream::ListedObject>& listed) {
+  std::vector<metadata::ObjectRecord> out;
+  for (const auto& entry : listed) {
+    const ObjectKey key(entry.key);
+    auto local = index.GetObject(bucket.name, key);
+    if (local.ok()) {
+      continue;  // a version or a delete marker here: the index's word counts
+    }
+    if (local.error().code != ErrorCode::kNotFound) {
+      return std::move(local).error();
+    }
+    auto waiting = index.GetWriteback(bucket.name, key);
+    if (!waiting.ok()) {
+      return std::move(waiting).error();
+    }
+    if (waiting->has_value()) {
+      continue;  // deleted here, the delete not pushed yet
+    }
+    metadata::ObjectRecord record;
+    record.bucket = bucket.name;
+    record.key = key;
+    record.size = entry.size;
+    record.etag = Unquoted(entry.etag);
+    record.last_modified_ms = ParseIso8601(entry.last_modified).value_or(0);
+    record.storage_class = entry.storage_class.empty() ? "STANDARD" : entry.storage_class;
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+}  // namespace
+
+asio::awaitable<Result<metadata::ListObjectsPage>> ListMergedPage(RequestContext& ctx,
+                                                                  const std::string& prefix,
+                                                                  const std::string& start_after,
+                                                                  std::size_t max_keys) {
+  const metadata::BucketRecord& bucket = *ctx.bucket;
+  auto& index = ctx.services.index;
+  auto local = index.ListObjects(bucket.name, prefix, start_after, max_keys);
+  if (!local.ok()) {
+    co_return std::move(local).error();
+  }
+  auto executor = co_await asio::this_coro::executor;
+  auto& client = ctx.services.upstream->Client(executor);
+  storage::upstream::ListRequest request;
+  request.prefix = prefix;
+  request.start_after = UpstreamStartAfter(start_after);
+  request.max_keys = static_cast<int>(std::max<std::size_t>(max_keys, 1));
+  auto listed = co_await client.ListObjectsV2(bucket.upstream_bucket, std::move(request));
+  if (!listed.ok()) {
+    co_return std::move(listed).error();
+  }
+  auto upstream = UpstreamOnly(index, bucket, listed->objects);
+  if (!upstream.ok()) {
+    co_return std::move(upstream).error();
+  }
+  // Each source is complete only up to its last entry when it has more: the merged page
+  // stops at the smaller of those bounds.
+  std::optional<std::string> bound;
+  auto tighten = [&bound](const std::string& last) {
+    if (!bound || last < *bound) {
+      bound = last;
+    }
+  };
+  if (local->truncated && !local->objects.empty()) {
+    tighten(local->objects.back().key.str());
+  }
+  if (listed->truncated && !listed->objects.empty()) {
+    tighten(listed->objects.back().key);
+  }
+  metadata::ListObjectsPage page;
+  auto& a = local->objects;
+  auto& b = *upstream;
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i < a.size() || j < b.size()) {
+    const bool take_local = j == b.size() || (i < a.size() && a[i].key.str() <= b[j].key.str());
+    metadata::ObjectRecord& next = take_local ? a[i] : b[j];
+    if (bound && next.key.str() > *bound) {
+      break;
+    }
+    if (page.objects.size() == max_keys) {
+      page.truncated = true;
+      break;
+    }
+    if (take_local && j < b.size() && b[j].key == a[i].key) {
+      ++j;  // the same key upstream: the index's version wins
+    }
+    page.objects.push_back(std::move(next));
+    take_local ? ++i : ++j;
+  }
+  page.truncated = page.truncated || local->truncated || listed->truncated;
+  co_return page;
+}
+
+asio::awaitable<Result<bool>> Revalidate(RequestContext& ctx,
+                                         const metadata::ObjectRecord& record) {
+  if (!ctx.bucket || ctx.services.upstream == nullptr || record.delete_marker) {
+    co_return true;
+  }
+  const metadata::BucketRecord& bucket = *ctx.bucket;
+  const metadata::Placement* upstream = UpstreamPlacement(record, bucket.upstream_tier);
+  if (upstream == nullptr) {
+    co_return true;  // dirty: the local copy is newer than anything upstream
+  }
+  const std::string id = CopyId(record);
+  const std::string& etag = upstream->extents.front().location;
+  if (validations.Fresh(id, etag, ctx.services.upstream->revalidate_after())) {
+    co_return true;
+  }
+  auto executor = co_await asio::this_coro::executor;
+  auto& client = ctx.services.upstream->Client(executor);
+  storage::upstream::GetRequest request;
+  request.if_none_match = "\"" + etag + "\"";
+  auto info = co_await client.HeadObject(bucket.upstream_bucket, record.key.str(), request);
+  if (info.ok() && (info->not_modified || Unquoted(info->etag) == etag)) {
+    validations.Mark(id, etag);
+    co_return true;
+  }
+  if (!info.ok() && info.error().code != ErrorCode::kNoSuchKey) {
+    spdlog::warn("read-through: cannot revalidate {}/{} upstream, serving the local copy: {}",
+                 bucket.name.str(), record.key.str(), info.error().message);
+    co_return true;
+  }
+  // Changed or deleted behind strata's back: the local copy is stale.
+  metadata::UpstreamCopy copy{record.version_id, record.etag, record.last_modified_ms, *upstream};
+  auto& store = ctx.services.store;
+  auto dropped = co_await Offload(ctx.services.blocking_pool, [&] {
+    return store.DropCachedCopy(bucket.name, record.key, copy);
+  });
+  if (!dropped.ok()) {
+    co_return std::move(dropped).error();
+  }
+  spdlog::info("read-through: {}/{} changed upstream; the local copy was dropped",
+               bucket.name.str(), record.key.str());
+  co_return false;
+}
+
+asio::awaitable<Result<std::optional<metadata::BucketRecord>>> AdoptUpstreamBucket(
+    RequestContext& ctx, const BucketName& name) {
+  using Adopted = std::optional<metadata::BucketRecord>;
+  if (ctx.services.upstream == nullptr || !storage::IsValidBucketName(name.view())) {
+    co_return Adopted();
+  }
+  auto executor = co_await asio::this_coro::executor;
+  auto& client = ctx.services.upstream->Client(executor);
+  storage::upstream::ListRequest probe;
+  probe.max_keys = 1;
+  auto listed = co_await client.ListObjectsV2(name.str(), probe);
+  if (!listed.ok()) {
+    if (listed.error().code == ErrorCode::kNoSuchBucket) {
+      co_return Adopted();
+    }
+    co_return std::move(listed).error();
+  }
+  auto& store = ctx.services.store;
+  const std::string owner = ctx.auth.principal.access_key;
+  const std::string tier = ctx.services.upstream->tier_name();
+  const std::string region = ctx.services.config.server.region;
+  auto created = co_await Offload(ctx.services.blocking_pool,
+                                  [&] { return store.CreateBucket(name, owner, region, tier); });
+  if (created.ok()) {
+    spdlog::info("upstream bucket {} adopted (bound to tier {})", name.str(), tier);
+    co_return Adopted(std::move(created).value());
+  }
+  // Adopted concurrently by another request: use that record.
+  auto existing = store.GetBucket(name);
+  if (!existing.ok()) {
+    co_return std::move(existing).error();
+  }
+  co_return Adopted(std::move(existing).value());
+}
+
+HandlerResult ReadThrough(RequestContext& ctx) {
+  const metadata::BucketRecord& bucket = *ctx.bucket;
+  const ObjectKey key(ctx.target.key);
+  // A change of the key waiting for the upstream (a delete) hides the upstream's copy.
+  auto waiting = ctx.services.index.GetWriteback(bucket.name, key);
+  if (!waiting.ok()) {
+    co_return waiting.error();
+  }
+  if (waiting->has_value()) {
+    co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+  }
+  const bool whole =
+      !ctx.is_head() && ctx.Header("range").empty() && !ctx.target.HasParam("partNumber");
+  std::optional<FlightSeat> seat;
+  if (whole) {
+    seat.emplace(bucket.name.str() + '\0' + key.str());
+    if (!seat->leader()) {
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      while (!seat->done()) {
+        timer.expires_after(kFlightPoll);
+        co_await timer.async_wait(asio::use_awaitable);
+      }
+      co_return co_await GetObject(ctx);  // the cached copy now, or a read-through again
+    }
+  }
+
+  auto executor = co_await asio::this_coro::executor;
+  auto& client = ctx.services.upstream->Client(executor);
+  // No defaulted arguments into a coroutine: GCC 12 frees their temporaries wrongly.
+  storage::upstream::GetRequest plain;
+  auto info = co_await client.HeadObject(bucket.upstream_bucket, key.str(), plain);
+  if (!info.ok()) {
+    co_return std::move(info).error();
+  }
+  metadata::ObjectRecord record = RecordFromUpstream(bucket, key, *info);
+  auto answered = co_await AnswerUnreadable(ctx, record);
+  if (answered) {
+    co_return std::move(*answered);
+  }
+  auto range = ParseRange(ctx.Header("range"), record.size);
+  if (!range.ok()) {
+    co_return range.error();
+  }
+  if (ctx.target.HasParam("partNumber")) {
+    co_return Error(ErrorCode::kNotImplemented,
+                    "partNumber of an object only the upstream has is not supported yet");
+  }
+  ResponseHeader header;
+  DescribeToHeaders(ctx, record, !range->has_value(), header);
+  std::uint64_t length = record.size;
+  if (range->has_value()) {
+    length = (*range)->last - (*range)->first + 1;
+    header.result(http::status::partial_content);
+    header.set(http::field::content_range, "bytes " + std::to_string((*range)->first) + "-" +
+                                               std::to_string((*range)->last) + "/" +
+                                               std::to_string(record.size));
+  } else {
+    header.result(http::status::ok);
+  }
+  auto sent = co_await ctx.exchange.SendHeader(std::move(header), length);
+  if (!sent.ok() || ctx.is_head()) {
+    co_return sent;
+  }
+
+  std::unique_ptr<storage::PendingWrite> fill;
+  if (whole) {
+    auto begun = ctx.services.store.BeginWrite(bucket.name, {});
+    if (begun.ok()) {
+      fill = std::move(begun).value();
+    } else {
+      spdlog::warn("read-through: cannot cache {}: {}", key.str(), begun.error().message);
+    }
+  }
+  bool fill_ok = fill != nullptr;
+  if (length > 0) {
+    auto streamed = co_await StreamFromUpstream(ctx, bucket, record, *range, fill.get(), fill_ok);
+    if (!streamed.ok()) {
+      ctx.exchange.CloseAfterResponse();  // the body is cut short: the client must see it
+      co_return streamed;
+    }
+  }
+  if (fill_ok) {
+    co_await CommitFill(ctx, std::move(fill), std::move(record));
+  }
+  co_return Ok();
+}
+
+}  // namespace strata::gateway
