@@ -196,6 +196,15 @@ class Index {
   virtual Result<std::optional<ObjectRecord>> DropCleanVersion(const BucketName& bucket,
                                                                const ObjectKey& key,
                                                                const UpstreamCopy& copy) = 0;
+  // Rewrites the placements of one version in place under the key's lock, if the version
+  // with `version_id` still has `etag` and `last_modified_ms` and is not a delete marker:
+  // `change` edits them and returns whether to write (the row keeps its place, queueing
+  // nothing). Returns whether a change was written. Evicting a clean version's local copy
+  // and restoring it use this.
+  virtual Result<bool> ChangePlacements(
+      const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
+      const std::string& etag, std::int64_t last_modified_ms,
+      const std::function<bool(std::vector<Placement>&)>& change) = 0;
   // Items and bytes waiting, kept in memory (counted at open, updated by every commit).
   virtual WritebackTotals WritebackBacklog() const = 0;
 

@@ -96,6 +96,10 @@ class RocksIndex final : public Index {
   Result<void> DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
                               const std::string& error) override;
   WritebackTotals WritebackBacklog() const override;
+  Result<bool> ChangePlacements(
+      const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
+      const std::string& etag, std::int64_t last_modified_ms,
+      const std::function<bool(std::vector<Placement>&)>& change) override;
   Result<std::optional<ObjectRecord>> DropCleanVersion(const BucketName& bucket,
                                                        const ObjectKey& key,
                                                        const UpstreamCopy& copy) override;

@@ -219,6 +219,32 @@ Result<std::optional<ObjectRecord>> RocksIndex::DropCleanVersion(const BucketNam
   });
 }
 
+Result<bool> RocksIndex::ChangePlacements(
+    const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
+    const std::string& etag, std::int64_t last_modified_ms,
+    const std::function<bool(std::vector<Placement>&)>& change) {
+  return GuardExceptions("change placements", [&]() -> Result<bool> {
+    std::shared_lock bucket_lock(BucketLock(bucket));
+    std::lock_guard key_lock(KeyLock(bucket, key));
+    auto row = FindVersion(bucket, key, version_id);
+    if (!row.ok()) {
+      return std::move(row).error();
+    }
+    if (!row->has_value() || !IsVersion((*row)->record, {version_id, etag, last_modified_ms, {}})) {
+      return false;
+    }
+    ObjectRecord& record = (*row)->record;
+    if (!change(record.placements)) {
+      return false;
+    }
+    rocksdb::Status s = db_->Put(SyncedWrites(), objects_, (*row)->row_key, EncodeObject(record));
+    if (!s.ok()) {
+      return FromStatus(s, "change placements");
+    }
+    return true;
+  });
+}
+
 Result<void> RocksIndex::DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
                                         const std::string& error) {
   return GuardExceptions("defer write-back", [&]() -> Result<void> {

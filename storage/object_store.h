@@ -142,6 +142,20 @@ class ObjectStore {
   virtual Result<bool> DropCachedCopy(const BucketName& bucket, const ObjectKey& key,
                                       const metadata::UpstreamCopy& copy) = 0;
 
+  // Frees the local copy of a clean version (one with a placement on `upstream_tier`):
+  // the record stays (HEAD and listings answer from it) and a GET reads it through again.
+  // Returns false when the version changed meanwhile or is not clean (its local copy is
+  // the only one). Blocking.
+  virtual Result<bool> EvictLocalCopy(const metadata::ObjectRecord& record,
+                                      const std::string& upstream_tier) = 0;
+  // Makes `write` (the bytes of `record`, read through again) its local copy again.
+  // Returns false, dropping the bytes, when the version changed meanwhile or has a local
+  // copy already. Blocking.
+  virtual Result<bool> RestoreLocalCopy(std::unique_ptr<PendingWrite> write,
+                                        const metadata::ObjectRecord& record) = 0;
+  // Whether the version has its bytes on the local tier.
+  virtual bool HasLocalCopy(const metadata::ObjectRecord& record) const = 0;
+
   // The current version. kNoSuchKey when there is none; a delete marker is returned as
   // such (the caller answers 404 with x-amz-delete-marker).
   virtual Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,

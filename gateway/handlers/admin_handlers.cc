@@ -5,6 +5,7 @@
 //   DELETE /_strata/admin/users/<key>
 //   GET    /_strata/admin/writeback          -> the write-back backlog (writeback_admin.cc)
 //   POST   /_strata/admin/flush[?timeout=S]  -> pushes the backlog now, waits until empty
+//   POST   /_strata/admin/evict?bucket=B&key=K -> frees a clean version's local copy
 #include <openssl/rand.h>
 
 #include "gateway/handlers/context.h"
@@ -51,7 +52,7 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
   std::string_view path = ctx.target.raw_path;
   auto verb = ctx.request().method();
   auto& index = ctx.services.index;
-  if (path == kWritebackPath || path == kFlushPath) {
+  if (path == kWritebackPath || path == kFlushPath || path == kEvictPath) {
     co_return co_await HandleWritebackAdmin(ctx);
   }
   if (path == kUsersPath && verb == http::verb::get) {

@@ -110,7 +110,8 @@ HandlerResult ListMultipartUploads(RequestContext& ctx);     // GET bucket ?uplo
 HandlerResult HandleAdmin(RequestContext& ctx);
 inline constexpr std::string_view kWritebackPath = "/_strata/admin/writeback";
 inline constexpr std::string_view kFlushPath = "/_strata/admin/flush";
-// GET writeback and POST flush (handlers/writeback_admin.cc).
+inline constexpr std::string_view kEvictPath = "/_strata/admin/evict";
+// GET writeback, POST flush and POST evict (handlers/writeback_admin.cc).
 HandlerResult HandleWritebackAdmin(RequestContext& ctx);
 // The admin API's JSON: a string's escaped contents, and a JSON answer.
 std::string JsonEscape(std::string_view s);

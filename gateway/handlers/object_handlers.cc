@@ -136,6 +136,21 @@ HandlerResult GetObject(RequestContext& ctx) {
       !ctx.target.HasParam("versionId")) {
     co_return co_await ReadThrough(ctx);  // a key only the upstream may have
   }
+  const bool bound =
+      ctx.bucket && !ctx.bucket->upstream_tier.empty() && ctx.services.upstream != nullptr;
+  if (record.ok() && bound && !ctx.target.HasParam("versionId")) {
+    auto current = co_await Revalidate(ctx, *record);
+    if (!current.ok()) {
+      co_return current.error();
+    }
+    if (!*current) {
+      co_return co_await GetObject(ctx);  // the stale copy is gone: read through again
+    }
+  }
+  if (record.ok() && bound && !record->delete_marker && !ctx.is_head() &&
+      !ctx.services.store.HasLocalCopy(*record)) {
+    co_return co_await ReadEvicted(ctx, std::move(*record));  // evicted: the upstream has it
+  }
   std::unique_ptr<storage::ObjectReader> reader;
   // An overwrite or delete may unlink the data files of the version just read before
   // they are opened: read the record again, so a GET racing a PUT gets the old or the
@@ -153,15 +168,6 @@ HandlerResult GetObject(RequestContext& ctx) {
   }
   if (!record.ok()) {
     co_return record.error();
-  }
-  if (ctx.bucket && !ctx.bucket->upstream_tier.empty() && !ctx.target.HasParam("versionId")) {
-    auto current = co_await Revalidate(ctx, *record);
-    if (!current.ok()) {
-      co_return current.error();
-    }
-    if (!*current) {
-      co_return co_await GetObject(ctx);  // the stale copy is gone: read through again
-    }
   }
   auto answered = co_await AnswerUnreadable(ctx, *record);
   if (answered) {

@@ -143,13 +143,14 @@ class FlightSeat {
 // the hot tier. The response header is sent already.
 asio::awaitable<Result<void>> StreamFromUpstream(RequestContext& ctx,
                                                  const metadata::BucketRecord& bucket,
-                                                 const metadata::ObjectRecord& record,
+                                                 const ObjectKey& key,
+                                                 const std::string& upstream_etag,
                                                  std::optional<ByteRange> range,
                                                  storage::PendingWrite* fill, bool& fill_ok) {
   auto executor = co_await asio::this_coro::executor;
   auto& client = ctx.services.upstream->Client(executor);
   storage::upstream::GetRequest request;
-  request.if_match = "\"" + record.etag + "\"";  // the object the header described
+  request.if_match = "\"" + upstream_etag + "\"";  // the object the header described
   if (range) {
     request.range = std::make_pair(range->first, range->last);
   }
@@ -164,7 +165,7 @@ asio::awaitable<Result<void>> StreamFromUpstream(RequestContext& ctx,
     }
     co_return co_await ctx.exchange.SendBody(block);
   };
-  auto got = co_await client.GetObject(bucket.upstream_bucket, record.key.str(), std::move(request),
+  auto got = co_await client.GetObject(bucket.upstream_bucket, key.str(), std::move(request),
                                        std::move(sink));
   if (!got.ok()) {
     co_return std::move(got).error();
@@ -175,7 +176,8 @@ asio::awaitable<Result<void>> StreamFromUpstream(RequestContext& ctx,
 // Commits the filled bytes as the key's clean cached copy, when they are what the
 // upstream described.
 asio::awaitable<void> CommitFill(RequestContext& ctx, std::unique_ptr<storage::PendingWrite> fill,
-                                 metadata::ObjectRecord record) {
+                                 metadata::ObjectRecord record, const std::string& upstream_etag,
+                                 bool restore) {
   if (fill->size() != record.size) {
     spdlog::warn("read-through: {} arrived with {} bytes, upstream said {}: not cached",
                  record.key.str(), fill->size(), record.size);
@@ -189,7 +191,18 @@ asio::awaitable<void> CommitFill(RequestContext& ctx, std::unique_ptr<storage::P
   }
   auto& store = ctx.services.store;
   const std::string id = CopyId(record);
-  const std::string etag = record.etag;
+  const std::string& etag = upstream_etag;
+  if (restore) {
+    auto restored = co_await Offload(ctx.services.blocking_pool, [&] {
+      return store.RestoreLocalCopy(std::move(fill), record);
+    });
+    if (restored.ok() && *restored) {
+      validations.Mark(id, etag);
+    } else if (!restored.ok()) {
+      spdlog::warn("read-through: cannot restore {}: {}", ctx.target.key, restored.error().message);
+    }
+    co_return;
+  }
   auto committed = co_await Offload(ctx.services.blocking_pool, [&] {
     return store.CommitCachedCopy(std::move(fill), std::move(record));
   });
@@ -388,41 +401,36 @@ asio::awaitable<Result<std::optional<metadata::BucketRecord>>> AdoptUpstreamBuck
   co_return Adopted(std::move(existing).value());
 }
 
-HandlerResult ReadThrough(RequestContext& ctx) {
-  const metadata::BucketRecord& bucket = *ctx.bucket;
-  const ObjectKey key(ctx.target.key);
-  // A change of the key waiting for the upstream (a delete) hides the upstream's copy.
-  auto waiting = ctx.services.index.GetWriteback(bucket.name, key);
-  if (!waiting.ok()) {
-    co_return waiting.error();
-  }
-  if (waiting->has_value()) {
-    co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
-  }
-  const bool whole =
-      !ctx.is_head() && ctx.Header("range").empty() && !ctx.target.HasParam("partNumber");
-  std::optional<FlightSeat> seat;
-  if (whole) {
-    seat.emplace(bucket.name.str() + '\0' + key.str());
-    if (!seat->leader()) {
-      asio::steady_timer timer(co_await asio::this_coro::executor);
-      while (!seat->done()) {
-        timer.expires_after(kFlightPoll);
-        co_await timer.async_wait(asio::use_awaitable);
-      }
-      co_return co_await GetObject(ctx);  // the cached copy now, or a read-through again
-    }
-  }
+namespace {
 
-  auto executor = co_await asio::this_coro::executor;
-  auto& client = ctx.services.upstream->Client(executor);
-  // No defaulted arguments into a coroutine: GCC 12 frees their temporaries wrongly.
-  storage::upstream::GetRequest plain;
-  auto info = co_await client.HeadObject(bucket.upstream_bucket, key.str(), plain);
-  if (!info.ok()) {
-    co_return std::move(info).error();
+// Whether a GET takes the whole object (and so fills the hot tier).
+bool WholeObjectGet(const RequestContext& ctx) {
+  return !ctx.is_head() && ctx.Header("range").empty() && !ctx.target.HasParam("partNumber");
+}
+
+// For a whole-object GET: true when another GET of the key is fetching it already; this
+// one has then waited for that fetch to end.
+asio::awaitable<bool> WaitForLeader(std::optional<FlightSeat>& seat, std::string id) {
+  seat.emplace(std::move(id));
+  if (seat->leader()) {
+    co_return false;
   }
-  metadata::ObjectRecord record = RecordFromUpstream(bucket, key, *info);
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (!seat->done()) {
+    timer.expires_after(kFlightPoll);
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+  co_return true;
+}
+
+enum class Fill { kNewCopy, kRestore };
+
+// Answers a GET or HEAD of `record` from the upstream's copy (ETag `upstream_etag`):
+// conditions, range, header, then the body streamed; a whole-object GET also fills the
+// hot tier (a new cached copy, or the restored local copy of an evicted version).
+HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord record,
+                                std::string upstream_etag, Fill fill_kind) {
+  const metadata::BucketRecord& bucket = *ctx.bucket;
   auto answered = co_await AnswerUnreadable(ctx, record);
   if (answered) {
     co_return std::move(*answered);
@@ -433,10 +441,11 @@ HandlerResult ReadThrough(RequestContext& ctx) {
   }
   if (ctx.target.HasParam("partNumber")) {
     co_return Error(ErrorCode::kNotImplemented,
-                    "partNumber of an object only the upstream has is not supported yet");
+                    "partNumber of an object not on the local tier is not supported yet");
   }
   ResponseHeader header;
   DescribeToHeaders(ctx, record, !range->has_value(), header);
+  SetVersionHeader(ctx, record.version_id, header);
   std::uint64_t length = record.size;
   if (range->has_value()) {
     length = (*range)->last - (*range)->first + 1;
@@ -453,26 +462,77 @@ HandlerResult ReadThrough(RequestContext& ctx) {
   }
 
   std::unique_ptr<storage::PendingWrite> fill;
-  if (whole) {
+  if (WholeObjectGet(ctx)) {
     auto begun = ctx.services.store.BeginWrite(bucket.name, {});
     if (begun.ok()) {
       fill = std::move(begun).value();
     } else {
-      spdlog::warn("read-through: cannot cache {}: {}", key.str(), begun.error().message);
+      spdlog::warn("read-through: cannot cache {}: {}", record.key.str(), begun.error().message);
     }
   }
   bool fill_ok = fill != nullptr;
   if (length > 0) {
-    auto streamed = co_await StreamFromUpstream(ctx, bucket, record, *range, fill.get(), fill_ok);
+    auto streamed = co_await StreamFromUpstream(ctx, bucket, record.key, upstream_etag, *range,
+                                                fill.get(), fill_ok);
     if (!streamed.ok()) {
       ctx.exchange.CloseAfterResponse();  // the body is cut short: the client must see it
       co_return streamed;
     }
   }
   if (fill_ok) {
-    co_await CommitFill(ctx, std::move(fill), std::move(record));
+    co_await CommitFill(ctx, std::move(fill), std::move(record), upstream_etag,
+                        fill_kind == Fill::kRestore);
   }
   co_return Ok();
+}
+
+}  // namespace
+
+HandlerResult ReadThrough(RequestContext& ctx) {
+  const metadata::BucketRecord& bucket = *ctx.bucket;
+  const ObjectKey key(ctx.target.key);
+  // A change of the key waiting for the upstream (a delete) hides the upstream's copy.
+  auto waiting = ctx.services.index.GetWriteback(bucket.name, key);
+  if (!waiting.ok()) {
+    co_return waiting.error();
+  }
+  if (waiting->has_value()) {
+    co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+  }
+  std::optional<FlightSeat> seat;
+  if (WholeObjectGet(ctx)) {
+    const bool waited = co_await WaitForLeader(seat, bucket.name.str() + '\0' + key.str());
+    if (waited) {
+      co_return co_await GetObject(ctx);  // the cached copy now, or a read-through again
+    }
+  }
+  auto executor = co_await asio::this_coro::executor;
+  auto& client = ctx.services.upstream->Client(executor);
+  // No defaulted arguments into a coroutine: GCC 12 frees their temporaries wrongly.
+  storage::upstream::GetRequest plain;
+  auto info = co_await client.HeadObject(bucket.upstream_bucket, key.str(), plain);
+  if (!info.ok()) {
+    co_return std::move(info).error();
+  }
+  metadata::ObjectRecord record = RecordFromUpstream(bucket, key, *info);
+  std::string etag = record.etag;
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(etag), Fill::kNewCopy);
+}
+
+HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
+  const metadata::Placement* upstream = UpstreamPlacement(record, ctx.bucket->upstream_tier);
+  if (upstream == nullptr) {
+    co_return Error(ErrorCode::kUnavailable, "the object has no copy strata can read", true);
+  }
+  std::string etag = upstream->extents.front().location;
+  std::optional<FlightSeat> seat;
+  if (WholeObjectGet(ctx)) {
+    const bool waited = co_await WaitForLeader(seat, CopyId(record));
+    if (waited) {
+      co_return co_await GetObject(ctx);  // restored now, or read through again
+    }
+  }
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(etag), Fill::kRestore);
 }
 
 }  // namespace strata::gateway

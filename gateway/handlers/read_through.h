@@ -22,6 +22,11 @@ boost::asio::awaitable<Result<std::optional<metadata::BucketRecord>>> AdoptUpstr
 // Ranged GETs and HEADs pass through without caching.
 HandlerResult ReadThrough(RequestContext& ctx);
 
+// GET of a clean version whose local copy was evicted (`record`, from the index): streams
+// the upstream's copy (pinned to the ETag recorded at push time) to the client and, for a
+// whole-object GET, back onto the hot tier as the version's local copy.
+HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record);
+
 // Before a GET or HEAD serves a clean copy (one the upstream also has) of a bound
 // bucket's current version: when the copy was last checked longer ago than the s3 tier's
 // revalidate_after, asks the upstream with If-None-Match on its ETag. Unchanged (a 304):

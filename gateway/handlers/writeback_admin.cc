@@ -2,6 +2,9 @@
 //   GET  /_strata/admin/writeback -> {"objects": N, "bytes": B, "oldest_age_seconds": S,
 //                                     "pushes": P, "failures": F,
 //                                     "failing": [{"bucket", "key", "attempts", "error"}]}
+//   POST /_strata/admin/evict?bucket=B&key=K -> {"evicted": true|false}: frees the local
+//        copy of K's current version if it is clean (the upstream has it); false when it
+//        is dirty or has no local copy. The record stays; a GET reads it through again.
 //   POST /_strata/admin/flush[?timeout=SECONDS] -> pushes every waiting change now
 //        (ignoring the delay and retry times) and answers 200 with the same document once
 //        the backlog is empty, or 503 with it when the timeout (default 60 s) passes first.
@@ -59,6 +62,35 @@ Result<std::string> BacklogJson(Services& services) {
          ",\"failures\":" + std::to_string(stats.failures) + ",\"failing\":[" + failing + "]}";
 }
 
+HandlerResult Evict(RequestContext& ctx) {
+  auto bucket_name = ctx.target.Param("bucket");
+  auto key = ctx.target.Param("key");
+  if (!bucket_name || !key || bucket_name->empty() || key->empty()) {
+    co_return Error(ErrorCode::kInvalidArgument, "evict needs ?bucket=...&key=...");
+  }
+  auto& store = ctx.services.store;
+  auto bucket = store.GetBucket(BucketName(std::string(*bucket_name)));
+  if (!bucket.ok()) {
+    co_return bucket.error();
+  }
+  auto record = store.HeadObject(bucket->name, ObjectKey(std::string(*key)));
+  if (!record.ok()) {
+    co_return record.error();
+  }
+  bool evicted = false;
+  if (!bucket->upstream_tier.empty() && !record->delete_marker) {
+    auto done = co_await Offload(ctx.services.blocking_pool, [&] {
+      return store.EvictLocalCopy(*record, bucket->upstream_tier);
+    });
+    if (!done.ok()) {
+      co_return done.error();
+    }
+    evicted = *done;
+  }
+  co_return co_await SendJson(ctx, 200,
+                              std::string("{\"evicted\":") + (evicted ? "true" : "false") + "}");
+}
+
 }  // namespace
 
 HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
@@ -70,6 +102,9 @@ HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
       co_return json.error();
     }
     co_return co_await SendJson(ctx, 200, std::move(*json));
+  }
+  if (ctx.target.raw_path == kEvictPath && verb == http::verb::post) {
+    co_return co_await Evict(ctx);
   }
   if (ctx.target.raw_path != kFlushPath || verb != http::verb::post) {
     co_return Error(ErrorCode::kNotFound, "no such admin API resource");

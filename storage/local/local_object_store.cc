@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <utility>
@@ -213,6 +214,67 @@ Result<bool> LocalObjectStore::DropCachedCopy(const BucketName& bucket, const Ob
     }
     RemoveData(**dropped, "");
     return true;
+  });
+}
+
+Result<bool> LocalObjectStore::EvictLocalCopy(const metadata::ObjectRecord& record,
+                                              const std::string& upstream_tier) {
+  return GuardExceptions("evict local copy", [&]() -> Result<bool> {
+    std::vector<metadata::Placement> evicted;
+    auto changed = index_.ChangePlacements(
+        record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
+        [&](std::vector<metadata::Placement>& placements) {
+          const bool clean = std::any_of(placements.begin(), placements.end(),
+                                         [&](const auto& p) { return p.tier == upstream_tier; });
+          if (!clean) {
+            return false;  // dirty: these bytes exist nowhere else
+          }
+          for (auto it = placements.begin(); it != placements.end();) {
+            if (it->tier == tier_->name()) {
+              evicted.push_back(std::move(*it));
+              it = placements.erase(it);
+            } else {
+              ++it;
+            }
+          }
+          return !evicted.empty();
+        });
+    if (!changed.ok()) {
+      return std::move(changed).error();
+    }
+    if (*changed) {
+      metadata::ObjectRecord freed;
+      freed.placements = std::move(evicted);
+      RemoveData(freed, "");
+    }
+    return *changed;
+  });
+}
+
+Result<bool> LocalObjectStore::RestoreLocalCopy(std::unique_ptr<PendingWrite> write,
+                                                const metadata::ObjectRecord& record) {
+  return GuardExceptions("restore local copy", [&]() -> Result<bool> {
+    auto* pending = dynamic_cast<LocalPendingWrite*>(write.get());
+    if (pending == nullptr || pending->failed() || pending->size() != record.size) {
+      return Error(ErrorCode::kInternal, "RestoreLocalCopy of a foreign, failed or short write");
+    }
+    LocalTempFile& file = pending->file();
+    STRATA_RETURN_IF_ERROR(tier_->Promote(file));
+    const metadata::Placement local{tier_->name(), {{file.id(), record.size}}};
+    auto changed = index_.ChangePlacements(
+        record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
+        [&](std::vector<metadata::Placement>& placements) {
+          if (std::any_of(placements.begin(), placements.end(),
+                          [&](const auto& p) { return p.tier == tier_->name(); })) {
+            return false;
+          }
+          placements.insert(placements.begin(), local);
+          return true;
+        });
+    if (!changed.ok() || !*changed) {
+      RemoveQuietly(file.id());
+    }
+    return changed;
   });
 }
 

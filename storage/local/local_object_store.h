@@ -58,6 +58,13 @@ class LocalObjectStore final : public ObjectStore {
                                                   metadata::ObjectRecord record) override;
   Result<bool> DropCachedCopy(const BucketName& bucket, const ObjectKey& key,
                               const metadata::UpstreamCopy& copy) override;
+  Result<bool> EvictLocalCopy(const metadata::ObjectRecord& record,
+                              const std::string& upstream_tier) override;
+  Result<bool> RestoreLocalCopy(std::unique_ptr<PendingWrite> write,
+                                const metadata::ObjectRecord& record) override;
+  bool HasLocalCopy(const metadata::ObjectRecord& record) const override {
+    return LocalPlacement(record) != nullptr;
+  }
   Result<metadata::ObjectRecord> HeadObject(const BucketName& bucket,
                                             const ObjectKey& key) override;
   Result<metadata::ObjectRecord> HeadVersion(const BucketName& bucket, const ObjectKey& key,

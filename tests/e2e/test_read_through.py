@@ -241,3 +241,50 @@ def test_revalidation_after_the_interval(upstream, cold_strata):
     after = (upstream.proxy.count("GET", "/fresh/steady", exact=True) +
              upstream.proxy.count("HEAD", "/fresh/steady", exact=True))
     assert after > before, f"no revalidation seen upstream: {upstream.proxy.requests()}"
+
+
+def test_evicted_copy_reads_through_again(upstream, cold_strata):
+    """A clean version may lose its local copy (strata-admin evict, the tier engine's
+    eviction later): HEAD and listings still answer from the index without fetching
+    bytes, the next GET reads them back through and restores the local copy."""
+    import json
+    from test_writeback import flush, strata_admin
+
+    srv = cold_strata(delay="60s")
+    s3 = make_client(srv)
+    s3.create_bucket(Bucket="evict")
+    body = os.urandom(3 * MiB + 7)
+    put = s3.put_object(Bucket="evict", Key="ckpt", Body=body, ContentType="application/x-ckpt",
+                        Metadata={"epoch": "3"})
+
+    def evict():
+        res = strata_admin(srv, "evict", "evict", "ckpt")
+        assert res.returncode == 0, res
+        return json.loads(res.stdout)["evicted"]
+
+    # Dirty until pushed: its only copy is local, so it stays.
+    assert evict() is False
+    assert flush(srv, 60)[0] == 200
+    assert evict() is True
+    assert evict() is False   # nothing local left to free
+
+    upstream.proxy.reset_counts()
+    head = s3.head_object(Bucket="evict", Key="ckpt")
+    assert head["ContentLength"] == len(body) and head["ETag"] == put["ETag"]
+    assert head["ContentType"] == "application/x-ckpt" and head["Metadata"] == {"epoch": "3"}
+    assert head["ResponseMetadata"]["HTTPHeaders"]["x-strata-writeback"] == "done"
+    keys, _, sizes = list_all(s3, "evict")
+    assert keys == ["ckpt"] and sizes == {"ckpt": len(body)}
+    # The description comes from the index: no bytes were fetched (a pushed copy's first
+    # read may cost one conditional HEAD, its revalidation).
+    assert upstream.proxy.count("HEAD", "/evict/ckpt", exact=True) <= 1
+    assert upstream.proxy.count("GET", "/evict/ckpt", exact=True) == 0
+
+    got = s3.get_object(Bucket="evict", Key="ckpt")
+    assert got["Body"].read() == body and got["ETag"] == put["ETag"]
+    assert upstream.proxy.count("GET", "/evict/ckpt", exact=True) == 1
+
+    upstream.proxy.stop()   # restored locally: no upstream needed any more
+    assert s3.get_object(Bucket="evict", Key="ckpt")["Body"].read() == body
+    part = s3.get_object(Bucket="evict", Key="ckpt", Range="bytes=100-199")
+    assert part["Body"].read() == body[100:200]

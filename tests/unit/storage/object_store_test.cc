@@ -382,3 +382,123 @@ TEST(BucketNameTest, Rules) {
 
 }  // namespace
 }  // namespace strata::storage
+
+namespace strata::storage {
+namespace {
+
+// A bucket bound to an upstream: versions become clean when pushed (FinishWriteback), a
+// clean version's local copy can be evicted and restored, and a stale cached copy dropped,
+// none of which queues write-back.
+class BoundBucketTest : public ObjectStoreTest {
+ protected:
+  void SetUp() override {
+    ObjectStoreTest::SetUp();
+    ASSERT_TRUE(store_->CreateBucket(BucketName("bound"), "alice", "", "cold").ok());
+  }
+  metadata::ObjectRecord PutBound(const std::string& key, const std::string& body) {
+    auto w = store_->BeginWrite(BucketName("bound"), {});
+    EXPECT_TRUE(w.ok());
+    EXPECT_TRUE((*w)->Append(body).ok());
+    metadata::ObjectRecord record;
+    record.bucket = BucketName("bound");
+    record.key = ObjectKey(key);
+    auto put = store_->CommitWrite(std::move(w).value(), record);
+    EXPECT_TRUE(put.ok());
+    return *put;
+  }
+  // What the write-back worker records after a successful push.
+  void MarkPushed(const metadata::ObjectRecord& record) {
+    auto item = index_->GetWriteback(record.bucket, record.key);
+    ASSERT_TRUE(item.ok() && item->has_value());
+    metadata::UpstreamCopy copy{record.version_id,
+                                record.etag,
+                                record.last_modified_ms,
+                                {"cold", {{record.etag, record.size}}}};
+    auto finished = index_->FinishWriteback(**item, copy);
+    ASSERT_TRUE(finished.ok() && *finished);
+  }
+  metadata::ObjectRecord Current(const std::string& key) {
+    auto record = store_->HeadObject(BucketName("bound"), ObjectKey(key));
+    EXPECT_TRUE(record.ok());
+    return *record;
+  }
+};
+
+TEST_F(BoundBucketTest, BindingIsRecorded) {
+  auto bucket = store_->GetBucket(BucketName("bound"));
+  ASSERT_TRUE(bucket.ok());
+  EXPECT_EQ(bucket->upstream_tier, "cold");
+  EXPECT_EQ(bucket->upstream_bucket, "bound");
+}
+
+TEST_F(BoundBucketTest, OnlyCleanVersionsAreEvictedAndRestoreBringsTheBytesBack) {
+  const std::string body = RandomBytes(200'000, 7);
+  auto record = PutBound("k", body);
+  const auto files_before = FilesUnder(HotPath()).size();
+  auto evicted = store_->EvictLocalCopy(record, "cold");
+  ASSERT_TRUE(evicted.ok());
+  EXPECT_FALSE(*evicted) << "a dirty version's only copy must stay";
+  EXPECT_TRUE(store_->HasLocalCopy(Current("k")));
+
+  MarkPushed(record);
+  auto clean = Current("k");
+  evicted = store_->EvictLocalCopy(clean, "cold");
+  ASSERT_TRUE(evicted.ok());
+  EXPECT_TRUE(*evicted);
+  auto after = Current("k");
+  EXPECT_FALSE(store_->HasLocalCopy(after));
+  EXPECT_EQ(after.size, body.size());
+  EXPECT_EQ(after.etag, record.etag);
+  EXPECT_EQ(FilesUnder(HotPath()).size(), files_before - 1) << "the data file is freed";
+  EXPECT_EQ(store_->OpenObject(after).error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(index_->WritebackBacklog().objects, 0u) << "eviction queues nothing";
+
+  auto w = store_->BeginWrite(BucketName("bound"), {});
+  ASSERT_TRUE((*w)->Append(body).ok());
+  auto restored = store_->RestoreLocalCopy(std::move(w).value(), after);
+  ASSERT_TRUE(restored.ok()) << restored.error().message;
+  EXPECT_TRUE(*restored);
+  EXPECT_EQ(ReadAll(Current("k")), body);
+  EXPECT_EQ(index_->WritebackBacklog().objects, 0u);
+}
+
+TEST_F(BoundBucketTest, RestoreOfAReplacedVersionDropsTheBytes) {
+  auto first = PutBound("k", "first version");
+  MarkPushed(first);
+  auto clean = Current("k");
+  ASSERT_TRUE(*store_->EvictLocalCopy(clean, "cold"));
+  PutBound("k", "second version");  // replaces it while the first is being read back
+  const auto files = FilesUnder(HotPath()).size();
+  auto w = store_->BeginWrite(BucketName("bound"), {});
+  ASSERT_TRUE((*w)->Append("first version").ok());
+  auto restored = store_->RestoreLocalCopy(std::move(w).value(), clean);
+  ASSERT_TRUE(restored.ok());
+  EXPECT_FALSE(*restored);
+  EXPECT_EQ(FilesUnder(HotPath()).size(), files) << "no orphan left behind";
+  EXPECT_EQ(ReadAll(Current("k")), "second version");
+}
+
+TEST_F(BoundBucketTest, StaleCachedCopyIsDroppedWithoutQueueing) {
+  auto record = PutBound("k", "cached");
+  MarkPushed(record);
+  auto clean = Current("k");
+  metadata::UpstreamCopy copy{
+      clean.version_id, clean.etag, clean.last_modified_ms, {"cold", {{clean.etag, clean.size}}}};
+  auto dropped = store_->DropCachedCopy(BucketName("bound"), ObjectKey("k"), copy);
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_TRUE(*dropped);
+  EXPECT_EQ(store_->HeadObject(BucketName("bound"), ObjectKey("k")).error().code,
+            ErrorCode::kNoSuchKey);
+  EXPECT_EQ(index_->WritebackBacklog().objects, 0u);
+
+  // A dirty version is never dropped as a stale cache entry.
+  auto dirty = PutBound("d", "dirty");
+  metadata::UpstreamCopy not_clean{
+      dirty.version_id, dirty.etag, dirty.last_modified_ms, {"cold", {{dirty.etag, dirty.size}}}};
+  dropped = store_->DropCachedCopy(BucketName("bound"), ObjectKey("d"), not_clean);
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_FALSE(*dropped);
+}
+
+}  // namespace
+}  // namespace strata::storage
