@@ -15,4 +15,8 @@ int HexDigitValue(char c);
 // escape, with `out` unspecified.
 bool PercentDecode(std::string_view in, std::string& out, bool plus_is_space = false);
 
+// `s` escaped for the inside of a JSON string: quotes, backslashes and control
+// characters (as \u00XX); other bytes pass as they are.
+std::string JsonEscape(std::string_view s);
+
 }  // namespace strata

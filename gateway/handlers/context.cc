@@ -112,23 +112,6 @@ HandlerResult SendEmpty(RequestContext& ctx, unsigned status, ResponseHeader hea
   co_return co_await ctx.exchange.Send(std::move(header), std::string());
 }
 
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json) {
   ResponseHeader header;
   header.result(status);

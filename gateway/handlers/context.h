@@ -8,6 +8,7 @@
 
 #include "auth/request.h"
 #include "auth/verifier.h"
+#include "common/text.h"
 #include "gateway/exchange.h"
 #include "gateway/s3_target.h"
 #include "gateway/services.h"
@@ -113,8 +114,7 @@ inline constexpr std::string_view kFlushPath = "/_strata/admin/flush";
 inline constexpr std::string_view kEvictPath = "/_strata/admin/evict";
 // GET writeback, POST flush and POST evict (handlers/writeback_admin.cc).
 HandlerResult HandleWritebackAdmin(RequestContext& ctx);
-// The admin API's JSON: a string's escaped contents, and a JSON answer.
-std::string JsonEscape(std::string_view s);
+// The admin API's JSON answer (strings in it escaped with common/text.h's JsonEscape).
 HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json);
 
 }  // namespace strata::gateway

@@ -131,14 +131,14 @@ HandlerResult PutObject(RequestContext& ctx) {
 
 HandlerResult GetObject(RequestContext& ctx) {
   auto record = AddressedVersion(ctx);
-  if (!record.ok() && record.error().code == ErrorCode::kNoSuchKey && ctx.bucket &&
-      !ctx.bucket->upstream_tier.empty() && ctx.services.upstream != nullptr &&
-      !ctx.target.HasParam("versionId")) {
-    co_return co_await ReadThrough(ctx);  // a key only the upstream may have
-  }
+  // In a bucket bound to an upstream, the upstream holds what the index lacks.
   const bool bound =
       ctx.bucket && !ctx.bucket->upstream_tier.empty() && ctx.services.upstream != nullptr;
-  if (record.ok() && bound && !ctx.target.HasParam("versionId")) {
+  const bool current_version = !ctx.target.HasParam("versionId");
+  if (bound && current_version && !record.ok() && record.error().code == ErrorCode::kNoSuchKey) {
+    co_return co_await ReadThrough(ctx);  // a key only the upstream may have
+  }
+  if (bound && current_version && record.ok()) {
     auto current = co_await Revalidate(ctx, *record);
     if (!current.ok()) {
       co_return current.error();

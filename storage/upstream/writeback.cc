@@ -69,7 +69,13 @@ struct WritebackWorker::State {
   WritebackOptions options;
   asio::io_context ioc;
   std::unique_ptr<upstream::S3Client> client;
-  std::set<std::string> in_flight;  // keys being pushed; touched only on ioc's thread
+  // Touched only on ioc's thread: the keys being pushed, when the queue is next worth
+  // reading (DueItems), when the oldest item is next looked up (RefreshOldest).
+  std::set<std::string> in_flight;
+  std::int64_t next_scan_ms = 0;
+  std::int64_t next_oldest_ms = 0;
+  static constexpr std::uint64_t kSmallQueue = 10'000;  // read whole at every tick
+  static constexpr std::int64_t kOldestRefreshMs = 10'000;
   std::atomic<std::int64_t> flush_until_ns{0};
   std::atomic<std::uint64_t> pushes{0};
   std::atomic<std::uint64_t> failures{0};
@@ -90,30 +96,77 @@ struct WritebackWorker::State {
                                                  std::chrono::milliseconds(1'000));
   }
 
+  // Up to the free slots' worth of due items, in queue order, skipping keys in flight.
+  // The scan stops once the slots are filled; when it saw the whole queue, it also sets
+  // when the next item falls due (a new item falls due no sooner than one delay from
+  // now), so that while everything waits (an upstream outage) the queue is not read again
+  // before then.
   std::vector<metadata::WritebackItem> DueItems() {
     std::vector<metadata::WritebackItem> due;
     const std::size_t room = static_cast<std::size_t>(options.concurrency) -
                              std::min(in_flight.size(), std::size_t(options.concurrency));
     const std::int64_t now = WallClockMs();
     const bool flushing = Flushing();
-    std::int64_t oldest = 0;
+    std::int64_t next_due = now + options.delay.count();
+    bool whole_queue = true;
     auto scanned = index.ScanWriteback([&](const metadata::WritebackItem& item) {
-      if (oldest == 0 || item.enqueued_ms < oldest) {
-        oldest = item.enqueued_ms;
+      if (in_flight.contains(KeyId(item))) {
+        return true;
       }
-      const bool ready =
-          flushing || (now >= item.enqueued_ms + options.delay.count() && now >= item.retry_ms);
-      if (ready && due.size() < room && !in_flight.contains(KeyId(item))) {
-        due.push_back(item);
+      const std::int64_t due_ms = std::max(item.enqueued_ms + options.delay.count(), item.retry_ms);
+      if (!flushing && now < due_ms) {
+        next_due = std::min(next_due, due_ms);
+        return true;
       }
-      return true;  // on to the end: the oldest item is reported
+      if (due.size() == room) {
+        whole_queue = false;  // more due than slots: look again when one frees
+        return false;
+      }
+      due.push_back(item);
+      return true;
     });
     if (!scanned.ok()) {
       spdlog::error("write-back: cannot read the queue: {}", scanned.error().message);
       return {};
     }
-    oldest_enqueued_ms.store(oldest, std::memory_order_relaxed);
+    next_scan_ms = whole_queue ? next_due : 0;
     return due;
+  }
+
+  // The oldest item's time, for /metrics and the admin API: a whole scan, so with a long
+  // queue only every few seconds.
+  void RefreshOldest() {
+    const std::int64_t now = WallClockMs();
+    const auto backlog = index.WritebackBacklog().objects;
+    if (backlog == 0) {
+      oldest_enqueued_ms.store(0, std::memory_order_relaxed);
+      return;
+    }
+    if (backlog > kSmallQueue && now < next_oldest_ms) {
+      return;
+    }
+    next_oldest_ms = now + kOldestRefreshMs;
+    std::int64_t oldest = 0;
+    auto scanned = index.ScanWriteback([&](const metadata::WritebackItem& item) {
+      if (oldest == 0 || item.enqueued_ms < oldest) {
+        oldest = item.enqueued_ms;
+      }
+      return true;
+    });
+    if (scanned.ok()) {
+      oldest_enqueued_ms.store(oldest, std::memory_order_relaxed);
+    }
+  }
+
+  // Starts pushes in the free slots.
+  void Fill() {
+    if (index.WritebackBacklog().objects == 0 || (!Flushing() && WallClockMs() < next_scan_ms)) {
+      return;
+    }
+    for (auto& item : DueItems()) {
+      in_flight.insert(KeyId(item));
+      asio::co_spawn(ioc, Push(std::move(item)), asio::detached);
+    }
   }
 
   asio::awaitable<void> Loop() {
@@ -121,14 +174,8 @@ struct WritebackWorker::State {
     for (;;) {
       timer.expires_after(Period());
       co_await timer.async_wait(asio::use_awaitable);
-      if (index.WritebackBacklog().objects == 0) {
-        oldest_enqueued_ms.store(0, std::memory_order_relaxed);
-        continue;
-      }
-      for (auto& item : DueItems()) {
-        in_flight.insert(KeyId(item));
-        asio::co_spawn(ioc, Push(std::move(item)), asio::detached);
-      }
+      RefreshOldest();
+      Fill();
     }
   }
 
@@ -137,6 +184,10 @@ struct WritebackWorker::State {
     in_flight.erase(KeyId(item));
     if (pushed.ok()) {
       pushes.fetch_add(1, std::memory_order_relaxed);
+      // The upstream takes writes: refill the slot now rather than at the next tick (the
+      // key may also have changed during the push and be due again).
+      next_scan_ms = 0;
+      Fill();
       co_return;
     }
     failures.fetch_add(1, std::memory_order_relaxed);
@@ -148,7 +199,9 @@ struct WritebackWorker::State {
     const std::int64_t wait = half + static_cast<std::int64_t>(jitter() % (half + 1));
     spdlog::warn("write-back: push of {}/{} failed (attempt {}), retry in {} ms: {}",
                  item.bucket.str(), item.key.str(), attempts, wait, pushed.error().message);
-    auto deferred = index.DeferWriteback(item, WallClockMs() + wait, pushed.error().message);
+    const std::int64_t retry_ms = WallClockMs() + wait;
+    next_scan_ms = std::min(next_scan_ms, retry_ms);
+    auto deferred = index.DeferWriteback(item, retry_ms, pushed.error().message);
     if (!deferred.ok()) {
       spdlog::error("write-back: cannot record the failure of {}/{}: {}", item.bucket.str(),
                     item.key.str(), deferred.error().message);
@@ -182,6 +235,10 @@ struct WritebackWorker::State {
       if (!deleted.ok()) {
         co_return std::move(deleted).error();
       }
+    } else if (std::any_of(current->placements.begin(), current->placements.end(),
+                           [&](const auto& p) { return p.tier == bucket->upstream_tier; })) {
+      // Already upstream (it became current again when a newer version was deleted); its
+      // local copy may even be gone. Nothing to send.
     } else {
       auto put = co_await PutVersion(*bucket, *current);
       if (!put.ok()) {

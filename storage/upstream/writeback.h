@@ -1,9 +1,10 @@
 // WritebackWorker: pushes the write-back queue (metadata's WritebackItems) to the
 // upstream, on a thread and io_context of its own.
 //
-// Every scan period it picks the items that are due (waited the write-back delay, and
-// past their retry time after a failure), at most `concurrency` at once and never two of
-// one key, and pushes each key's newest state: its current version's bytes (read from the
+// Every tick (a quarter of the delay, 50 ms to 1 s), and whenever a push succeeds, it
+// picks items that are due (waited the write-back delay, and past their retry time after
+// a failure) from the queue, at most `concurrency` in flight and never two of one key,
+// and pushes each key's newest state: its current version's bytes (read from the
 // local tier) as a PUT, or a DELETE when the key has no current version or a delete
 // marker. A successful push marks the version clean (an upstream placement on its
 // record) and removes the item unless the key changed meanwhile, in which case the item
@@ -38,7 +39,8 @@ struct WritebackOptions {
 struct WritebackStats {
   std::uint64_t pushes = 0;    // successful pushes (PUTs and DELETEs)
   std::uint64_t failures = 0;  // failed push attempts
-  // enqueued_ms of the oldest item at the last scan; 0 when the queue was empty.
+  // enqueued_ms of the oldest item at the last look (every tick, or every 10 s past
+  // 10,000 items); 0 when the queue was empty.
   std::int64_t oldest_enqueued_ms = 0;
 };
 

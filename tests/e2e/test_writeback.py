@@ -421,6 +421,23 @@ def test_dirty_limit_answers_slowdown(upstream, cold_strata):
     wait_upstream(upstream, "dirty", "c", c, srv)
 
 
+def test_large_backlog_drains_without_waiting_for_ticks(upstream, cold_strata):
+    """A finished push frees its slot for the next item at once: 300 small objects drain
+    in a few seconds, not one batch of pushes per worker tick (which took minutes)."""
+    srv = cold_strata(delay="60s")
+    s3 = make_client(srv)
+    s3.create_bucket(Bucket="many")
+    bodies = {f"shard-{i:04d}": os.urandom(100 + i) for i in range(300)}
+    for k, b in bodies.items():
+        s3.put_object(Bucket="many", Key=k, Body=b)
+    assert backlog(srv)["objects"] == len(bodies)
+    status, doc = flush(srv, 45)
+    assert status == 200, doc
+    assert sorted(upstream.keys("many")) == sorted(bodies)
+    for k in ("shard-0000", "shard-0150", "shard-0299"):
+        assert upstream.body("many", k) == bodies[k]
+
+
 def test_backlog_survives_sigkill(upstream, cold_strata):
     seed = int(os.environ.get("STRATA_WRITEBACK_SEED", random.randrange(1 << 30)))
     print(f"write-back crash seed {seed} (rerun with STRATA_WRITEBACK_SEED={seed})")

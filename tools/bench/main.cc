@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "auth/signer.h"
+#include "common/text.h"
 #include "tools/bench/load.h"
 #include "tools/bench/micro.h"
 
@@ -100,22 +101,7 @@ class Args {
   std::map<std::string, bool> used_;
 };
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+std::string JsonString(const std::string& s) { return "\"" + strata::JsonEscape(s) + "\""; }
 
 // Prints `json` and writes it to --json FILE when given.
 int Emit(Args& args, const std::string& json, bool failed) {

@@ -5,6 +5,13 @@
 namespace strata {
 namespace {
 
+TEST(Text, JsonEscape) {
+  EXPECT_EQ(JsonEscape("plain/key.bin"), "plain/key.bin");
+  EXPECT_EQ(JsonEscape("a\"b\\c"), "a\\\"b\\\\c");
+  EXPECT_EQ(JsonEscape(std::string("\n\x01", 2)), "\\u000a\\u0001");
+  EXPECT_EQ(JsonEscape("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 passes through
+}
+
 TEST(Text, HexDigitValue) {
   EXPECT_EQ(HexDigitValue('0'), 0);
   EXPECT_EQ(HexDigitValue('9'), 9);

@@ -14,28 +14,18 @@
 #include <thread>
 
 #include "metadata/index.h"
+#include "tests/unit/metadata/index_fixture.h"
 
 namespace strata::metadata {
 namespace {
 
 namespace fs = std::filesystem;
 
-class RocksIndexMultipartTest : public ::testing::Test {
+class RocksIndexMultipartTest : public testing::IndexFixture {
  protected:
   void SetUp() override {
-    std::random_device rd;
-    dir_ = fs::temp_directory_path() /
-           ("strata-index-mpu-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(dir_);
-    auto opened = Index::Open(dir_.string(), IndexOptions{.sync = false});
-    ASSERT_TRUE(opened.ok()) << opened.error().message;
-    index_ = std::move(opened).value();
+    IndexFixture::SetUp();
     MakeBucket("bucket");
-  }
-  void TearDown() override {
-    index_.reset();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
   }
   void MakeBucket(const std::string& name) {
     ASSERT_TRUE(index_->CreateBucket({BucketName(name), "alice", 1, ""}).ok());
@@ -130,9 +120,6 @@ class RocksIndexMultipartTest : public ::testing::Test {
     }
     return out;
   }
-
-  fs::path dir_;
-  std::unique_ptr<Index> index_;
 };
 
 using Strings = std::vector<std::string>;

@@ -9,31 +9,15 @@
 #include <set>
 #include <thread>
 
+#include "tests/unit/metadata/index_fixture.h"
+
 namespace strata::metadata {
 namespace {
 
 namespace fs = std::filesystem;
 
-class RocksIndexTest : public ::testing::Test {
+class RocksIndexTest : public testing::IndexFixture {
  protected:
-  void SetUp() override {
-    std::random_device rd;
-    dir_ = fs::temp_directory_path() /
-           ("strata-index-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(dir_);
-    Reopen();
-  }
-  void TearDown() override {
-    index_.reset();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  void Reopen() {
-    index_.reset();
-    auto opened = Index::Open(dir_.string(), IndexOptions{.sync = false});
-    ASSERT_TRUE(opened.ok()) << opened.error().message;
-    index_ = std::move(opened).value();
-  }
   void MakeBucket(const std::string& name, const std::string& owner = "alice") {
     ASSERT_TRUE(index_->CreateBucket({BucketName(name), owner, 1000, ""}).ok());
   }
@@ -48,9 +32,6 @@ class RocksIndexTest : public ::testing::Test {
     o.placements = {{"hot", {{"id-" + etag, o.size}}}};
     return o;
   }
-
-  fs::path dir_;
-  std::unique_ptr<Index> index_;
 };
 
 TEST_F(RocksIndexTest, BucketCrud) {

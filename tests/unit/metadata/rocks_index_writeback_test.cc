@@ -8,36 +8,22 @@
 
 #include "metadata/codec.h"
 #include "metadata/index.h"
+#include "tests/unit/metadata/index_fixture.h"
 
 namespace strata::metadata {
 namespace {
 
 namespace fs = std::filesystem;
 
-class WritebackQueueTest : public ::testing::Test {
+class WritebackQueueTest : public testing::IndexFixture {
  protected:
   void SetUp() override {
-    std::random_device rd;
-    dir_ = fs::temp_directory_path() /
-           ("strata-wb-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(dir_);
-    Reopen();
+    IndexFixture::SetUp();
     BucketRecord bound{BucketName("bound"), "alice", 1, ""};
     bound.upstream_tier = "cold";
     bound.upstream_bucket = "bound";
     ASSERT_TRUE(index_->CreateBucket(bound).ok());
     ASSERT_TRUE(index_->CreateBucket({BucketName("local"), "alice", 1, ""}).ok());
-  }
-  void TearDown() override {
-    index_.reset();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  void Reopen() {
-    index_.reset();
-    auto opened = Index::Open(dir_.string(), IndexOptions{.sync = false});
-    ASSERT_TRUE(opened.ok()) << opened.error().message;
-    index_ = std::move(opened).value();
   }
   static ObjectRecord Obj(const std::string& bucket, const std::string& key, std::uint64_t size,
                           const std::string& etag) {
@@ -59,9 +45,6 @@ class WritebackQueueTest : public ::testing::Test {
   static UpstreamCopy CopyOf(const ObjectRecord& o) {
     return {o.version_id, o.etag, o.last_modified_ms, {"cold", {{o.etag, o.size}}}};
   }
-
-  fs::path dir_;
-  std::unique_ptr<Index> index_;
 };
 
 TEST_F(WritebackQueueTest, OnlyBoundBucketsQueue) {
