@@ -248,6 +248,28 @@ def test_multipart_upload_is_pushed_byte_exact(upstream, cold_strata):
                "HEAD to say done", srv=srv)
 
 
+@pytest.mark.big
+def test_large_object_is_pushed_as_an_upstream_multipart_upload(upstream, cold_strata):
+    """Past 64 MiB the worker uploads in 16 MiB parts (storage/upstream/s3_client.h): the
+    upstream holds the object byte-exact, with its metadata, as a 6-part upload; the
+    worker streams it from the hot tier, it never holds it whole."""
+    srv = cold_strata(delay="60s")
+    s3 = make_client(srv)
+    s3.create_bucket(Bucket="huge")
+    body = os.urandom(80 * MiB + 12345)
+    s3.put_object(Bucket="huge", Key="shard.tar", Body=body, ContentType="application/x-tar",
+                  Metadata={"rows": "123456"})
+    upstream.proxy.reset_counts()
+    status, doc = flush(srv, 120)
+    assert status == 200, doc
+    up = upstream.client.get_object(Bucket="huge", Key="shard.tar")
+    assert hashlib.sha256(up["Body"].read()).digest() == hashlib.sha256(body).digest()
+    assert up["ETag"].endswith('-6"'), up["ETag"]   # 5 parts of 16 MiB and the rest
+    assert up["ContentType"] == "application/x-tar" and up["Metadata"] == {"rows": "123456"}
+    assert upstream.proxy.count("PUT", "/huge/shard.tar") == 6   # the parts
+    assert wb_state(s3, "huge", "shard.tar") == "done"
+
+
 # ---------------------------------------------------------------------------------------
 # Seeing and draining the backlog
 
