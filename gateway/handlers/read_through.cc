@@ -173,8 +173,8 @@ asio::awaitable<Result<void>> StreamFromUpstream(RequestContext& ctx,
   co_return Ok();
 }
 
-// Commits the filled bytes as the key's clean cached copy, when they are what the
-// upstream described.
+// Commits the filled bytes, when they are what the upstream described: as the key's new
+// clean cached copy, or (`restore`) as the evicted version's local copy again.
 asio::awaitable<void> CommitFill(RequestContext& ctx, std::unique_ptr<storage::PendingWrite> fill,
                                  metadata::ObjectRecord record, const std::string& upstream_etag,
                                  bool restore) {
