@@ -292,19 +292,6 @@ Result<BucketRecord> RocksIndex::RequireBucket(const BucketName& bucket) {
   return record;
 }
 
-namespace {
-
-bool HasCopyOn(const ObjectRecord& object, std::string_view tier) {
-  for (const auto& placement : object.placements) {
-    if (placement.tier == tier) {
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const BucketRecord& bucket,
                                                              const ObjectRecord& object,
                                                              const WriteCondition& condition,
@@ -322,7 +309,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const BucketRecord&
     if (waiting->has_value()) {
       return Error(ErrorCode::kPreconditionFailed, "a local change of the key is not pushed yet");
     }
-  } else if (bound) {
+  } else {
     auto item = StageWriteback(bucket, object.key, object.delete_marker ? 0 : object.size, batch);
     if (!item.ok()) {
       return std::move(item).error();
@@ -470,13 +457,9 @@ Result<std::optional<ObjectRecord>> RocksIndex::DeleteObject(const BucketName& b
       return std::optional<ObjectRecord>();
     }
     rocksdb::WriteBatch batch;
-    StagedWriteback staged;
-    if (bound) {
-      auto item = StageWriteback(*bucket_record, key, 0, batch);
-      if (!item.ok()) {
-        return std::move(item).error();
-      }
-      staged = *item;
+    auto staged = StageWriteback(*bucket_record, key, 0, batch);
+    if (!staged.ok()) {
+      return std::move(staged).error();
     }
     rocksdb::Status s;
     if (current->has_value()) {
@@ -488,7 +471,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::DeleteObject(const BucketName& b
     if (!s.ok()) {
       return FromStatus(s, "delete object");
     }
-    ApplyWriteback(staged);
+    ApplyWriteback(*staged);
     if (!current->has_value()) {
       return std::optional<ObjectRecord>();
     }

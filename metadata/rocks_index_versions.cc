@@ -71,14 +71,11 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
       return Error(ErrorCode::kNotFound, "no version " + version_id.str() + " of " + key.str());
     }
     rocksdb::WriteBatch batch;
-    StagedWriteback staged;
-    if (!bucket_record->upstream_tier.empty()) {
-      // The key's state changed (its newest version may be another now): push it again.
-      auto item = StageWriteback(*bucket_record, key, 0, batch);
-      if (!item.ok()) {
-        return std::move(item).error();
-      }
-      staged = *item;
+    // In a bound bucket the key's state changed (its newest version may be another now):
+    // it is pushed again.
+    auto staged = StageWriteback(*bucket_record, key, 0, batch);
+    if (!staged.ok()) {
+      return std::move(staged).error();
     }
     rocksdb::Status s = batch.Delete(objects_, (*row)->row_key);
     if (s.ok()) {
@@ -87,7 +84,7 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
     if (!s.ok()) {
       return FromStatus(s, "delete version");
     }
-    ApplyWriteback(staged);
+    ApplyWriteback(*staged);
     return std::move((*row)->record);
   });
 }

@@ -204,11 +204,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::DropCleanVersion(const BucketNam
     if (!current->has_value() || !IsVersion((*current)->record, copy)) {
       return std::optional<ObjectRecord>();
     }
-    const auto& placements = (*current)->record.placements;
-    const bool clean = std::any_of(placements.begin(), placements.end(), [&](const Placement& p) {
-      return p.tier == copy.placement.tier;
-    });
-    if (!clean) {
+    if (!HasCopyOn((*current)->record, copy.placement.tier)) {
       return std::optional<ObjectRecord>();  // dirty: the only copy of its bytes
     }
     rocksdb::Status s = db_->Delete(SyncedWrites(), objects_, (*current)->row_key);

@@ -1,5 +1,6 @@
 #include "metadata/rocks_util.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -62,6 +63,11 @@ PrefixScan::PrefixScan(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const s
   ro.prefix_same_as_start = true;
   it_.reset(db->NewIterator(ro, cf));
   it_->Seek(seek);
+}
+
+bool HasCopyOn(const ObjectRecord& object, std::string_view tier) {
+  return std::any_of(object.placements.begin(), object.placements.end(),
+                     [&](const Placement& p) { return p.tier == tier; });
 }
 
 }  // namespace strata::metadata

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/ids.h"
+#include "metadata/records.h"
 
 namespace strata::metadata {
 
@@ -25,6 +26,9 @@ Result<void> CheckObjectKey(const ObjectKey& k);
 std::string PrefixSuccessor(std::string prefix);
 
 bool StartsWith(const rocksdb::Slice& s, std::string_view prefix);
+
+// Whether `object` has a placement on `tier` (on an upstream tier: it is clean).
+bool HasCopyOn(const ObjectRecord& object, std::string_view tier);
 inline std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
 
 // An iterator bounded to the keys of `cf` that start with `prefix` (the upper bound lets

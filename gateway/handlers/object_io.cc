@@ -19,10 +19,6 @@
 namespace strata::gateway {
 namespace {
 
-constexpr std::string_view kMetaPrefix = "x-amz-meta-";
-// Standard headers S3 stores with an object and returns on GET and HEAD.
-constexpr std::array<std::string_view, 5> kStoredHeaders = {
-    "cache-control", "content-disposition", "content-encoding", "content-language", "expires"};
 constexpr std::size_t kMaxUserMetadataBytes = 2048;
 
 // Drops "aws-chunked" from a Content-Encoding list: it describes the transfer, not the

@@ -28,6 +28,11 @@ inline constexpr std::array<storage::ChecksumAlgorithm, 5> kAllChecksums = {
 
 std::string Lower(std::string_view s);
 
+inline constexpr std::string_view kMetaPrefix = "x-amz-meta-";
+// Standard headers S3 stores with an object and returns on GET and HEAD.
+inline constexpr std::array<std::string_view, 5> kStoredHeaders = {
+    "cache-control", "content-disposition", "content-encoding", "content-language", "expires"};
+
 // kKeyTooLong for keys over 1024 bytes.
 Result<void> CheckKeyLength(const RequestContext& ctx);
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <map>
@@ -21,18 +22,8 @@ namespace {
 namespace asio = boost::asio;
 using storage::upstream::ObjectInfo;
 
-constexpr std::string_view kMetaPrefix = "x-amz-meta-";
-constexpr std::string_view kStoredHeaders[] = {"cache-control", "content-disposition",
-                                               "content-encoding", "content-language", "expires"};
 // How often a GET waiting for another GET's fill of the same key looks again.
 constexpr auto kFlightPoll = std::chrono::milliseconds(20);
-
-std::string Unquoted(std::string_view etag) {
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return std::string(etag);
-}
 
 // The upstream's object as a version record: what DescribeToHeaders and the
 // conditions need, and what the cached copy is committed with. Its placement on the
@@ -44,14 +35,14 @@ metadata::ObjectRecord RecordFromUpstream(const metadata::BucketRecord& bucket,
   record.key = key;
   record.version_id = VersionId("null");
   record.size = info.size;
-  record.etag = Unquoted(info.etag);
+  record.etag = storage::upstream::EtagValue(info.etag);
   record.last_modified_ms = ParseHttpDate(info.last_modified).value_or(0) * 1000;
   record.content_type = info.content_type;
   for (const auto& [name, value] : info.headers) {
     if (name.starts_with(kMetaPrefix)) {
       record.user_metadata.emplace_back(name.substr(kMetaPrefix.size()), value);
-    } else if (std::find(std::begin(kStoredHeaders), std::end(kStoredHeaders), name) !=
-               std::end(kStoredHeaders)) {
+    } else if (std::find(kStoredHeaders.begin(), kStoredHeaders.end(), name) !=
+               kStoredHeaders.end()) {
       record.system_metadata.emplace_back(name, value);
     }
   }
@@ -62,28 +53,39 @@ metadata::ObjectRecord RecordFromUpstream(const metadata::BucketRecord& bucket,
 // When each clean copy was last found current upstream, by bucket and key, with the
 // upstream ETag it was checked against. A copy missing here is checked on its next read
 // (after a restart, or once the map was cleared on reaching its bound).
+// Sharded by key, so GETs on different cores rarely meet on one lock.
 class Validations {
  public:
   bool Fresh(const std::string& id, const std::string& etag,
              std::chrono::milliseconds max_age) const {
-    std::lock_guard lock(lock_);
-    auto it = checked_.find(id);
-    return it != checked_.end() && it->second.first == etag &&
+    const Shard& shard = ShardOf(id);
+    std::lock_guard lock(shard.lock);
+    auto it = shard.checked.find(id);
+    return it != shard.checked.end() && it->second.first == etag &&
            std::chrono::steady_clock::now() - it->second.second < max_age;
   }
   void Mark(const std::string& id, const std::string& etag) {
-    std::lock_guard lock(lock_);
-    if (checked_.size() >= kMaxEntries) {
-      checked_.clear();  // bounded memory: every copy is simply checked once more
+    Shard& shard = ShardOf(id);
+    std::lock_guard lock(shard.lock);
+    if (shard.checked.size() >= kMaxEntriesPerShard) {
+      shard.checked.clear();  // bounded memory: every copy is simply checked once more
     }
-    checked_[id] = {etag, std::chrono::steady_clock::now()};
+    shard.checked[id] = {etag, std::chrono::steady_clock::now()};
   }
 
  private:
-  static constexpr std::size_t kMaxEntries = 1'000'000;
-  mutable std::mutex lock_;
-  std::unordered_map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>
-      checked_;
+  static constexpr std::size_t kShards = 64;
+  static constexpr std::size_t kMaxEntriesPerShard = 1'000'000 / kShards;
+  struct Shard {
+    mutable std::mutex lock;
+    std::unordered_map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>
+        checked;
+  };
+  Shard& ShardOf(const std::string& id) { return shards_[std::hash<std::string>{}(id) % kShards]; }
+  const Shard& ShardOf(const std::string& id) const {
+    return shards_[std::hash<std::string>{}(id) % kShards];
+  }
+  std::array<Shard, kShards> shards_;
 };
 Validations validations;
 
@@ -250,7 +252,7 @@ Result<std::vector<metadata::ObjectRecord>> UpstreamOnly(
     record.bucket = bucket.name;
     record.key = key;
     record.size = entry.size;
-    record.etag = Unquoted(entry.etag);
+    record.etag = storage::upstream::EtagValue(entry.etag);
     record.last_modified_ms = ParseIso8601(entry.last_modified).value_or(0);
     record.storage_class = entry.storage_class.empty() ? "STANDARD" : entry.storage_class;
     out.push_back(std::move(record));
@@ -343,7 +345,7 @@ asio::awaitable<Result<bool>> Revalidate(RequestContext& ctx,
   storage::upstream::GetRequest request;
   request.if_none_match = "\"" + etag + "\"";
   auto info = co_await client.HeadObject(bucket.upstream_bucket, record.key.str(), request);
-  if (info.ok() && (info->not_modified || Unquoted(info->etag) == etag)) {
+  if (info.ok() && (info->not_modified || storage::upstream::EtagValue(info->etag) == etag)) {
     validations.Mark(id, etag);
     co_return true;
   }

@@ -161,6 +161,13 @@ ObjectInfo InfoFrom(unsigned status, const http::fields& headers) {
 
 }  // namespace
 
+std::string EtagValue(std::string_view quoted) {
+  if (quoted.size() >= 2 && quoted.front() == '"' && quoted.back() == '"') {
+    quoted = quoted.substr(1, quoted.size() - 2);
+  }
+  return std::string(quoted);
+}
+
 Result<Endpoint> Endpoint::Parse(std::string_view url) {
   Endpoint ep;
   std::string_view rest;

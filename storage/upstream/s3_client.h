@@ -68,6 +68,9 @@ struct ClientOptions {
 
 using Header = std::pair<std::string, std::string>;
 
+// An ETag as S3 sends it ("\"abc\"") without its quotes, as strata's records keep it.
+std::string EtagValue(std::string_view quoted);
+
 // What HEAD or GET tells of an object.
 struct ObjectInfo {
   std::uint64_t size = 0;  // the whole object's, also for a ranged GET

@@ -28,13 +28,6 @@ std::int64_t WallClockMs() {
       .count();
 }
 
-std::string Unquoted(std::string_view etag) {
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return std::string(etag);
-}
-
 // What the upstream should answer a GET of the version with: its type and metadata.
 std::vector<Header> UpstreamHeaders(const metadata::ObjectRecord& record) {
   std::vector<Header> headers;
@@ -268,7 +261,7 @@ struct WritebackWorker::State {
     if (!put.ok()) {
       co_return std::move(put).error();
     }
-    const std::string etag = Unquoted(put->etag);
+    const std::string etag = upstream::EtagValue(put->etag);
     if (IsMd5Etag(record.etag) && IsMd5Etag(etag) && etag != record.etag) {
       co_return Error(ErrorCode::kCorruption, "the upstream stored " + record.key.str() +
                                                   " with ETag " + etag + ", expected " +

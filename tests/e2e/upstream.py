@@ -63,6 +63,16 @@ def _die_with_parent():  # pragma: no cover - runs in the child between fork and
 # moto_server
 
 
+def upstream_client(endpoint, retries, connect_timeout, read_timeout):
+    """A boto3 S3 client to `endpoint` with the upstream's credentials, path-style, SigV4."""
+    return boto3.session.Session().client(
+        "s3", endpoint_url=endpoint, aws_access_key_id=UPSTREAM_AK,
+        aws_secret_access_key=UPSTREAM_SK, region_name=UPSTREAM_REGION,
+        config=botocore.config.Config(s3={"addressing_style": "path"}, signature_version="s3v4",
+                                      retries=retries, connect_timeout=connect_timeout,
+                                      read_timeout=read_timeout))
+
+
 class MotoUpstream:
     """One moto_server process on a free loopback port. Its log goes to `logdir`."""
 
@@ -118,13 +128,8 @@ class MotoUpstream:
 
     def client(self):
         """boto3 S3 client straight to moto (path-style, SigV4, a few retries)."""
-        return boto3.session.Session().client(
-            "s3", endpoint_url=self.endpoint, aws_access_key_id=UPSTREAM_AK,
-            aws_secret_access_key=UPSTREAM_SK, region_name=UPSTREAM_REGION,
-            config=botocore.config.Config(s3={"addressing_style": "path"},
-                                          signature_version="s3v4",
-                                          retries={"max_attempts": 3, "mode": "standard"},
-                                          connect_timeout=10, read_timeout=120))
+        return upstream_client(self.endpoint, {"max_attempts": 3, "mode": "standard"},
+                               connect_timeout=10, read_timeout=120)
 
     def stop(self):
         if self.proc is not None and self.proc.poll() is None:
@@ -364,13 +369,8 @@ class Upstream:
 
     def proxy_client(self):
         """boto3 through the proxy (what strata sees), with no retries."""
-        return boto3.session.Session().client(
-            "s3", endpoint_url=self.endpoint, aws_access_key_id=UPSTREAM_AK,
-            aws_secret_access_key=UPSTREAM_SK, region_name=UPSTREAM_REGION,
-            config=botocore.config.Config(s3={"addressing_style": "path"},
-                                          signature_version="s3v4",
-                                          retries={"total_max_attempts": 1, "mode": "standard"},
-                                          connect_timeout=5, read_timeout=60))
+        return upstream_client(self.endpoint, {"total_max_attempts": 1, "mode": "standard"},
+                               connect_timeout=5, read_timeout=60)
 
     def get(self, bucket, key):
         """(body bytes, get_object response) straight from moto, or None when absent."""
