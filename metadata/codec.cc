@@ -380,21 +380,56 @@ std::string EncodeWriteback(const WritebackItem& item) {
   e.PutVarint(item.attempts);
   e.PutSignedVarint(item.retry_ms);
   e.PutString(item.last_error);
+  e.PutVarint(item.upstream_deletes.size());
+  for (const auto& id : item.upstream_deletes) {
+    e.PutString(id);
+  }
   return std::move(e).Finish();
 }
 
 Result<WritebackItem> DecodeWriteback(std::string_view bytes) {
   Decoder d(bytes);
   WritebackItem item;
+  std::uint8_t format = 0;
   std::uint64_t attempts = 0;
-  if (!GetFormat(d, kWritebackFormat) || !d.GetVarint(&item.sequence) ||
-      !d.GetSignedVarint(&item.enqueued_ms) || !d.GetVarint(&item.bytes) ||
-      !d.GetVarint(&attempts) || attempts > UINT32_MAX || !d.GetSignedVarint(&item.retry_ms) ||
-      !d.GetString(&item.last_error) || !d.done()) {
+  if (!d.GetByte(&format) || format < 1 || format > kWritebackFormat ||
+      !d.GetVarint(&item.sequence) || !d.GetSignedVarint(&item.enqueued_ms) ||
+      !d.GetVarint(&item.bytes) || !d.GetVarint(&attempts) || attempts > UINT32_MAX ||
+      !d.GetSignedVarint(&item.retry_ms) || !d.GetString(&item.last_error)) {
+    return Corrupt("write-back");
+  }
+  if (format >= 2) {
+    std::uint64_t deletes = 0;
+    if (!d.GetVarint(&deletes) || deletes > bytes.size()) {
+      return Corrupt("write-back");
+    }
+    item.upstream_deletes.resize(deletes);
+    for (auto& id : item.upstream_deletes) {
+      if (!d.GetString(&id)) {
+        return Corrupt("write-back");
+      }
+    }
+  }
+  if (!d.done()) {
     return Corrupt("write-back");
   }
   item.attempts = static_cast<std::uint32_t>(attempts);
   return item;
+}
+
+std::string EncodeUpstreamLocation(const UpstreamLocation& location) {
+  if (location.version_id.empty()) {
+    return location.etag;
+  }
+  return location.etag + '\n' + location.version_id;
+}
+
+UpstreamLocation DecodeUpstreamLocation(std::string_view location) {
+  const auto newline = location.find('\n');
+  if (newline == std::string_view::npos) {
+    return {std::string(location), ""};
+  }
+  return {std::string(location.substr(0, newline)), std::string(location.substr(newline + 1))};
 }
 
 std::string EncodeUser(const UserRecord& u) {

@@ -24,7 +24,7 @@ inline constexpr std::uint8_t kObjectFormat = 3;
 inline constexpr std::uint8_t kUserFormat = 1;
 inline constexpr std::uint8_t kUploadFormat = 1;
 inline constexpr std::uint8_t kPartFormat = 1;
-inline constexpr std::uint8_t kWritebackFormat = 1;
+inline constexpr std::uint8_t kWritebackFormat = 2;
 
 std::string EncodeBucket(const BucketRecord& bucket);
 Result<BucketRecord> DecodeBucket(std::string_view bytes);
@@ -44,6 +44,11 @@ Result<PartRecord> DecodePart(std::string_view bytes);
 // A write-back item without its bucket and key (the row key's).
 std::string EncodeWriteback(const WritebackItem& item);
 Result<WritebackItem> DecodeWriteback(std::string_view bytes);
+
+// An s3-tier extent's location: the ETag alone, or "<etag>\n<version id>" (neither holds
+// a newline). Any string decodes: one without a newline is an ETag.
+std::string EncodeUpstreamLocation(const UpstreamLocation& location);
+UpstreamLocation DecodeUpstreamLocation(std::string_view location);
 
 std::string EncodeUser(const UserRecord& user);
 Result<UserRecord> DecodeUser(std::string_view bytes);

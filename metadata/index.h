@@ -185,6 +185,17 @@ class Index {
   // change came after it (same sequence). Returns whether the item was removed.
   virtual Result<bool> FinishWriteback(const WritebackItem& item,
                                        const std::optional<UpstreamCopy>& copy) = 0;
+  // Records `copy` on the version (or delete marker) it names, if that version is still
+  // there, leaving the queue alone: a versioned key's versions go up one by one, each
+  // recorded as it lands. Returns whether it was recorded.
+  virtual Result<bool> RecordUpstreamCopy(const BucketName& bucket, const ObjectKey& key,
+                                          const UpstreamCopy& copy) = 0;
+  // The oldest `max` versions and delete markers of bucket/key with no copy on `tier`,
+  // oldest first: the order in which a versioned key's history must reach the upstream.
+  virtual Result<std::vector<ObjectRecord>> UnpushedVersions(const BucketName& bucket,
+                                                             const ObjectKey& key,
+                                                             std::string_view tier,
+                                                             std::size_t max) = 0;
   // After a failed push: counts the attempt and stores the error and the retry time,
   // unless a newer change replaced the item meanwhile.
   virtual Result<void> DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,

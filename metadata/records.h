@@ -118,6 +118,10 @@ struct WritebackItem {
   std::uint32_t attempts = 0;    // failed pushes so far
   std::int64_t retry_ms = 0;     // after a failure: not before this time
   std::string last_error;        // of the last failed push
+  // Versioned buckets: upstream version ids ("null" for the null version) of pushed
+  // versions deleted by id since, to delete upstream too. A delete of one that is gone
+  // already is no failure, so a crash between the push and the item's removal is safe.
+  std::vector<std::string> upstream_deletes = {};
 };
 
 // The upstream's copy of a version, recorded once a push succeeded: the version becomes
@@ -126,7 +130,18 @@ struct UpstreamCopy {
   VersionId version_id;  // which local version was pushed, identified by id, ETag and time
   std::string etag;
   std::int64_t last_modified_ms = 0;
-  Placement placement;  // tier: the s3 tier; one extent: location = the upstream's ETag
+  // tier: the s3 tier; one extent whose location is an UpstreamLocation (codec.h), its
+  // size the version's (0 for a delete marker).
+  Placement placement;
+  bool delete_marker = false;  // the version is a delete marker (pushed as a DELETE)
+};
+
+// Where the upstream keeps a version: its ETag and, in a bucket that keeps versions, its
+// upstream version id ("" when the upstream named none: an unversioned bucket, whose
+// object the "null" version is once versioning is turned on).
+struct UpstreamLocation {
+  std::string etag;
+  std::string version_id;
 };
 
 // The write-back backlog: keys waiting, and the bytes of their versions.

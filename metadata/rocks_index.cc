@@ -310,7 +310,8 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const BucketRecord&
       return Error(ErrorCode::kPreconditionFailed, "a local change of the key is not pushed yet");
     }
   } else {
-    auto item = StageWriteback(bucket, object.key, object.delete_marker ? 0 : object.size, batch);
+    auto item = StageWriteback(bucket, object.key, object.delete_marker ? 0 : object.size, batch,
+                               std::nullopt);
     if (!item.ok()) {
       return std::move(item).error();
     }
@@ -457,7 +458,7 @@ Result<std::optional<ObjectRecord>> RocksIndex::DeleteObject(const BucketName& b
       return std::optional<ObjectRecord>();
     }
     rocksdb::WriteBatch batch;
-    auto staged = StageWriteback(*bucket_record, key, 0, batch);
+    auto staged = StageWriteback(*bucket_record, key, 0, batch, std::nullopt);
     if (!staged.ok()) {
       return std::move(staged).error();
     }

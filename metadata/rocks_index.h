@@ -93,6 +93,11 @@ class RocksIndex final : public Index {
                                                     const ObjectKey& key) override;
   Result<bool> FinishWriteback(const WritebackItem& item,
                                const std::optional<UpstreamCopy>& copy) override;
+  Result<bool> RecordUpstreamCopy(const BucketName& bucket, const ObjectKey& key,
+                                  const UpstreamCopy& copy) override;
+  Result<std::vector<ObjectRecord>> UnpushedVersions(const BucketName& bucket, const ObjectKey& key,
+                                                     std::string_view tier,
+                                                     std::size_t max) override;
   Result<void> DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
                               const std::string& error) override;
   WritebackTotals WritebackBacklog() const override;
@@ -141,8 +146,14 @@ class RocksIndex final : public Index {
   // When `bucket` is bound to an upstream, stages the item of bucket/key for a change
   // leaving a version of `bytes` (0: deleted) into `batch`, coalescing with the key's
   // waiting item; callers hold the key's lock.
+  // `upstream_delete`, when given, is the upstream version id of a pushed version this
+  // change removed (versioned buckets), added to the item's upstream_deletes.
   Result<StagedWriteback> StageWriteback(const BucketRecord& bucket, const ObjectKey& key,
-                                         std::uint64_t bytes, rocksdb::WriteBatch& batch);
+                                         std::uint64_t bytes, rocksdb::WriteBatch& batch,
+                                         const std::optional<std::string>& upstream_delete);
+  // Stages `copy` onto the version it names, if still there; returns whether it was.
+  Result<bool> StageUpstreamCopy(const BucketName& bucket, const ObjectKey& key,
+                                 const UpstreamCopy& copy, rocksdb::WriteBatch& batch);
   void ApplyWriteback(const StagedWriteback& staged);
   // Counts the queue at open.
   Result<void> LoadWritebackTotals();

@@ -72,8 +72,16 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
     }
     rocksdb::WriteBatch batch;
     // In a bound bucket the key's state changed (its newest version may be another now):
-    // it is pushed again.
-    auto staged = StageWriteback(*bucket_record, key, 0, batch);
+    // it is pushed again, and a version the upstream has goes there too.
+    std::optional<std::string> upstream_delete;
+    for (const auto& p : (*row)->record.placements) {
+      if (!bucket_record->versioning.empty() && p.tier == bucket_record->upstream_tier &&
+          !p.extents.empty()) {
+        const auto id = DecodeUpstreamLocation(p.extents.front().location).version_id;
+        upstream_delete = id.empty() ? "null" : id;
+      }
+    }
+    auto staged = StageWriteback(*bucket_record, key, 0, batch, upstream_delete);
     if (!staged.ok()) {
       return std::move(staged).error();
     }

@@ -5,6 +5,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <utility>
 
@@ -23,18 +24,19 @@ std::int64_t WallClockMs() {
       .count();
 }
 
-// The version `copy` names: same id, ETag and time (an unversioned key reuses "null").
+// The version `copy` names: same id, ETag, time and kind (an unversioned key reuses
+// "null", and so does a delete marker made while versioning is suspended).
 bool IsVersion(const ObjectRecord& record, const UpstreamCopy& copy) {
   return record.version_id == copy.version_id && record.etag == copy.etag &&
-         record.last_modified_ms == copy.last_modified_ms && !record.delete_marker;
+         record.last_modified_ms == copy.last_modified_ms &&
+         record.delete_marker == copy.delete_marker;
 }
 
 }  // namespace
 
-Result<RocksIndex::StagedWriteback> RocksIndex::StageWriteback(const BucketRecord& bucket,
-                                                               const ObjectKey& key,
-                                                               std::uint64_t bytes,
-                                                               rocksdb::WriteBatch& batch) {
+Result<RocksIndex::StagedWriteback> RocksIndex::StageWriteback(
+    const BucketRecord& bucket, const ObjectKey& key, std::uint64_t bytes,
+    rocksdb::WriteBatch& batch, const std::optional<std::string>& upstream_delete) {
   StagedWriteback staged;
   if (bucket.upstream_tier.empty()) {
     return staged;
@@ -44,9 +46,14 @@ Result<RocksIndex::StagedWriteback> RocksIndex::StageWriteback(const BucketRecor
     return std::move(waiting).error();
   }
   WritebackItem item;
+  // A versioned bucket pushes every version: its item counts them all.
+  const bool whole_history = !bucket.versioning.empty();
   if (waiting->has_value()) {
     // Coalesce: the push that comes will carry the newest state; keep the first time.
     item = std::move(**waiting);
+    if (whole_history) {
+      bytes += item.bytes;
+    }
     staged.bytes = static_cast<std::int64_t>(bytes) - static_cast<std::int64_t>(item.bytes);
     item.attempts = 0;
     item.retry_ms = 0;
@@ -60,6 +67,9 @@ Result<RocksIndex::StagedWriteback> RocksIndex::StageWriteback(const BucketRecor
   // grows with each change of this key.
   item.sequence = db_->GetLatestSequenceNumber() + 1;
   item.bytes = bytes;
+  if (upstream_delete) {
+    item.upstream_deletes.push_back(*upstream_delete);
+  }
   rocksdb::Status s =
       batch.Put(queues_, WritebackRowKey(bucket.name.view(), key.view()), EncodeWriteback(item));
   if (!s.ok()) {
@@ -149,21 +159,9 @@ Result<bool> RocksIndex::FinishWriteback(const WritebackItem& item,
     std::lock_guard key_lock(KeyLock(item.bucket, item.key));
     rocksdb::WriteBatch batch;
     if (copy) {
-      auto row = FindVersion(item.bucket, item.key, copy->version_id);
-      if (!row.ok()) {
-        return std::move(row).error();
-      }
-      // Rewritten in place (same row key), like SetObjectTags: the version keeps its
-      // place. Gone or replaced meanwhile: the newer change has its own item.
-      if (row->has_value() && IsVersion((*row)->record, *copy)) {
-        ObjectRecord& record = (*row)->record;
-        std::erase_if(record.placements,
-                      [&](const Placement& p) { return p.tier == copy->placement.tier; });
-        record.placements.push_back(copy->placement);
-        rocksdb::Status s = batch.Put(objects_, (*row)->row_key, EncodeObject(record));
-        if (!s.ok()) {
-          return FromStatus(s, "finish write-back");
-        }
+      auto staged = StageUpstreamCopy(item.bucket, item.key, *copy, batch);
+      if (!staged.ok()) {
+        return std::move(staged).error();
       }
     }
     auto waiting = GetWriteback(item.bucket, item.key);
@@ -188,6 +186,79 @@ Result<bool> RocksIndex::FinishWriteback(const WritebackItem& item,
       ApplyWriteback({-1, -static_cast<std::int64_t>((*waiting)->bytes)});
     }
     return done;
+  });
+}
+
+Result<bool> RocksIndex::StageUpstreamCopy(const BucketName& bucket, const ObjectKey& key,
+                                           const UpstreamCopy& copy, rocksdb::WriteBatch& batch) {
+  auto row = FindVersion(bucket, key, copy.version_id);
+  if (!row.ok()) {
+    return std::move(row).error();
+  }
+  // Gone or replaced meanwhile: the newer change has its own item.
+  if (!row->has_value() || !IsVersion((*row)->record, copy)) {
+    return false;
+  }
+  // Rewritten in place (same row key), like SetObjectTags: the version keeps its place.
+  ObjectRecord& record = (*row)->record;
+  std::erase_if(record.placements,
+                [&](const Placement& p) { return p.tier == copy.placement.tier; });
+  record.placements.push_back(copy.placement);
+  rocksdb::Status s = batch.Put(objects_, (*row)->row_key, EncodeObject(record));
+  if (!s.ok()) {
+    return FromStatus(s, "record upstream copy");
+  }
+  return true;
+}
+
+Result<bool> RocksIndex::RecordUpstreamCopy(const BucketName& bucket, const ObjectKey& key,
+                                            const UpstreamCopy& copy) {
+  return GuardExceptions("record upstream copy", [&]() -> Result<bool> {
+    std::shared_lock bucket_lock(BucketLock(bucket));
+    std::lock_guard key_lock(KeyLock(bucket, key));
+    rocksdb::WriteBatch batch;
+    auto staged = StageUpstreamCopy(bucket, key, copy, batch);
+    if (!staged.ok() || !*staged) {
+      return staged;
+    }
+    rocksdb::Status s = db_->Write(SyncedWrites(), &batch);
+    if (!s.ok()) {
+      return FromStatus(s, "record upstream copy");
+    }
+    return true;
+  });
+}
+
+Result<std::vector<ObjectRecord>> RocksIndex::UnpushedVersions(const BucketName& bucket,
+                                                               const ObjectKey& key,
+                                                               std::string_view tier,
+                                                               std::size_t max) {
+  return GuardExceptions("unpushed versions", [&]() -> Result<std::vector<ObjectRecord>> {
+    // Rows run newest first: keep the last `max` seen, so memory stays bounded however
+    // long the key's history is.
+    std::deque<ObjectRecord> oldest;
+    const std::string prefix = ObjectKeyPrefix(bucket.view(), key.view());
+    PrefixScan it(db_, objects_, prefix, prefix);
+    for (; it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
+      auto record = DecodeObject(View(it->value()));
+      if (!record.ok()) {
+        return std::move(record).error();
+      }
+      if (HasCopyOn(*record, tier) || max == 0) {
+        continue;
+      }
+      record->bucket = bucket;
+      record->key = key;
+      oldest.push_front(std::move(record).value());
+      if (oldest.size() > max) {
+        oldest.pop_back();
+      }
+    }
+    if (!it->status().ok()) {
+      return FromStatus(it->status(), "unpushed versions");
+    }
+    return std::vector<ObjectRecord>(std::make_move_iterator(oldest.begin()),
+                                     std::make_move_iterator(oldest.end()));
   });
 }
 

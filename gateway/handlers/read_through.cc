@@ -14,6 +14,7 @@
 #include "gateway/handlers/object_io.h"
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
+#include "metadata/codec.h"
 #include "storage/upstream/upstream.h"
 
 namespace strata::gateway {
@@ -46,7 +47,15 @@ metadata::ObjectRecord RecordFromUpstream(const metadata::BucketRecord& bucket,
       record.system_metadata.emplace_back(name, value);
     }
   }
-  record.placements.push_back({bucket.upstream_tier, {{record.etag, record.size}}});
+  // In a versioned bucket the cached copy is that upstream version, under the same id,
+  // and reads back by it once evicted.
+  metadata::UpstreamLocation location{record.etag, ""};
+  if (!bucket.versioning.empty() && !info.version_id.empty()) {
+    record.version_id = VersionId(info.version_id);
+    location.version_id = info.version_id;
+  }
+  record.placements.push_back(
+      {bucket.upstream_tier, {{metadata::EncodeUpstreamLocation(location), record.size}}});
   return record;
 }
 
@@ -146,13 +155,14 @@ class FlightSeat {
 asio::awaitable<Result<void>> StreamFromUpstream(RequestContext& ctx,
                                                  const metadata::BucketRecord& bucket,
                                                  const ObjectKey& key,
-                                                 const std::string& upstream_etag,
+                                                 const metadata::UpstreamLocation& upstream,
                                                  std::optional<ByteRange> range,
                                                  storage::PendingWrite* fill, bool& fill_ok) {
   auto executor = co_await asio::this_coro::executor;
   auto& client = ctx.services.upstream->Client(executor);
   storage::upstream::GetRequest request;
-  request.if_match = "\"" + upstream_etag + "\"";  // the object the header described
+  request.if_match = "\"" + upstream.etag + "\"";  // the object the header described
+  request.version_id = upstream.version_id;
   if (range) {
     request.range = std::make_pair(range->first, range->last);
   }
@@ -336,7 +346,11 @@ asio::awaitable<Result<bool>> Revalidate(RequestContext& ctx,
     co_return true;  // dirty: the local copy is newer than anything upstream
   }
   const std::string id = CopyId(record);
-  const std::string& etag = upstream->extents.front().location;
+  const auto location = metadata::DecodeUpstreamLocation(upstream->extents.front().location);
+  if (!location.version_id.empty() && location.version_id != "null") {
+    co_return true;  // one version by its upstream id: it never changes
+  }
+  const std::string& etag = location.etag;
   if (validations.Fresh(id, etag, ctx.services.upstream->revalidate_after())) {
     co_return true;
   }
@@ -385,14 +399,28 @@ asio::awaitable<Result<std::optional<metadata::BucketRecord>>> AdoptUpstreamBuck
     }
     co_return std::move(listed).error();
   }
+  // A bucket that keeps versions upstream keeps them through strata too, so pushes add
+  // versions there rather than only the newest state.
+  auto versioning = co_await client.GetBucketVersioning(name.str());
+  if (!versioning.ok()) {
+    co_return std::move(versioning).error();
+  }
   auto& store = ctx.services.store;
   const std::string owner = ctx.auth.principal.access_key;
   const std::string tier = ctx.services.upstream->tier_name();
   const std::string region = ctx.services.config.server.region;
-  auto created = co_await Offload(ctx.services.blocking_pool,
-                                  [&] { return store.CreateBucket(name, owner, region, tier); });
+  auto created =
+      co_await Offload(ctx.services.blocking_pool, [&]() -> Result<metadata::BucketRecord> {
+        auto bucket = store.CreateBucket(name, owner, region, tier);
+        if (bucket.ok() && !versioning->empty()) {
+          STRATA_RETURN_IF_ERROR(store.SetBucketVersioning(name, *versioning));
+          bucket->versioning = *versioning;
+        }
+        return bucket;
+      });
   if (created.ok()) {
-    spdlog::info("upstream bucket {} adopted (bound to tier {})", name.str(), tier);
+    spdlog::info("upstream bucket {} adopted (bound to tier {}, versioning \"{}\")", name.str(),
+                 tier, *versioning);
     co_return Adopted(std::move(created).value());
   }
   // Adopted concurrently by another request: use that record.
@@ -427,11 +455,11 @@ asio::awaitable<bool> WaitForLeader(std::optional<FlightSeat>& seat, std::string
 
 enum class Fill { kNewCopy, kRestore };
 
-// Answers a GET or HEAD of `record` from the upstream's copy (ETag `upstream_etag`):
+// Answers a GET or HEAD of `record` from the upstream's copy at `upstream`:
 // conditions, range, header, then the body streamed; a whole-object GET also fills the
 // hot tier (a new cached copy, or the restored local copy of an evicted version).
 HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord record,
-                                std::string upstream_etag, Fill fill_kind) {
+                                metadata::UpstreamLocation upstream, Fill fill_kind) {
   const metadata::BucketRecord& bucket = *ctx.bucket;
   auto answered = co_await AnswerUnreadable(ctx, record);
   if (answered) {
@@ -474,15 +502,15 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   }
   bool fill_ok = fill != nullptr;
   if (length > 0) {
-    auto streamed = co_await StreamFromUpstream(ctx, bucket, record.key, upstream_etag, *range,
-                                                fill.get(), fill_ok);
+    auto streamed =
+        co_await StreamFromUpstream(ctx, bucket, record.key, upstream, *range, fill.get(), fill_ok);
     if (!streamed.ok()) {
       ctx.exchange.CloseAfterResponse();  // the body is cut short: the client must see it
       co_return streamed;
     }
   }
   if (fill_ok) {
-    co_await CommitFill(ctx, std::move(fill), std::move(record), upstream_etag,
+    co_await CommitFill(ctx, std::move(fill), std::move(record), upstream.etag,
                         fill_kind == Fill::kRestore);
   }
   co_return Ok();
@@ -517,8 +545,9 @@ HandlerResult ReadThrough(RequestContext& ctx) {
     co_return std::move(info).error();
   }
   metadata::ObjectRecord record = RecordFromUpstream(bucket, key, *info);
-  std::string etag = record.etag;
-  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(etag), Fill::kNewCopy);
+  auto location =
+      metadata::DecodeUpstreamLocation(record.placements.front().extents.front().location);
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kNewCopy);
 }
 
 HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
@@ -526,7 +555,7 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
   if (upstream == nullptr) {
     co_return Error(ErrorCode::kUnavailable, "the object has no copy strata can read", true);
   }
-  std::string etag = upstream->extents.front().location;
+  auto location = metadata::DecodeUpstreamLocation(upstream->extents.front().location);
   std::optional<FlightSeat> seat;
   if (WholeObjectGet(ctx)) {
     const bool waited = co_await WaitForLeader(seat, CopyId(record));
@@ -534,7 +563,7 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
       co_return co_await GetObject(ctx);  // restored now, or read through again
     }
   }
-  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(etag), Fill::kRestore);
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kRestore);
 }
 
 }  // namespace strata::gateway

@@ -1,4 +1,5 @@
 // Bucket versioning: PutBucketVersioning, GetBucketVersioning, ListObjectVersions.
+#include <boost/asio/this_coro.hpp>
 #include <charconv>
 
 #include "auth/signer.h"
@@ -6,6 +7,7 @@
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/xml.h"
+#include "storage/upstream/upstream.h"
 
 namespace strata::gateway {
 namespace {
@@ -26,6 +28,17 @@ HandlerResult PutBucketVersioning(RequestContext& ctx) {
   auto exists = ExistingBucket(ctx);
   if (!exists.ok()) {
     co_return exists.error();
+  }
+  const metadata::BucketRecord& record = **exists;
+  if (!record.upstream_tier.empty() && ctx.services.upstream != nullptr) {
+    // The upstream first, as CreateBucket does: its version history must follow strata's
+    // from the first push after this.
+    auto executor = co_await asio::this_coro::executor;
+    auto& client = ctx.services.upstream->Client(executor);
+    auto mirrored = co_await client.PutBucketVersioning(record.upstream_bucket, *status);
+    if (!mirrored.ok()) {
+      co_return mirrored.error();
+    }
   }
   BucketName bucket(ctx.target.bucket);
   auto& store = ctx.services.store;

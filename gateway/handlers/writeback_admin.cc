@@ -2,8 +2,9 @@
 //   GET  /_strata/admin/writeback -> {"objects": N, "bytes": B, "oldest_age_seconds": S,
 //                                     "pushes": P, "failures": F,
 //                                     "failing": [{"bucket", "key", "attempts", "error"}]}
-//   POST /_strata/admin/evict?bucket=B&key=K -> {"evicted": true|false}: frees the local
-//        copy of K's current version if it is clean (the upstream has it); false when it
+//   POST /_strata/admin/evict?bucket=B&key=K[&versionId=V] -> {"evicted": true|false}:
+//        frees the local copy of K's current version (or of version V) if it is clean
+//        (the upstream has it); false when it
 //        is dirty or has no local copy. The record stays; a GET reads it through again.
 //   POST /_strata/admin/flush[?timeout=SECONDS] -> pushes every waiting change now
 //        (ignoring the delay and retry times) and answers 200 with the same document once
@@ -73,7 +74,12 @@ HandlerResult Evict(RequestContext& ctx) {
   if (!bucket.ok()) {
     co_return bucket.error();
   }
-  auto record = store.HeadObject(bucket->name, ObjectKey(std::string(*key)));
+  // ?versionId=V: that version rather than the current one (a versioned bucket's older
+  // versions are upstream each under its own upstream id).
+  auto version = ctx.target.Param("versionId");
+  auto record = version ? store.HeadVersion(bucket->name, ObjectKey(std::string(*key)),
+                                            VersionId(std::string(*version)))
+                        : store.HeadObject(bucket->name, ObjectKey(std::string(*key)));
   if (!record.ok()) {
     co_return record.error();
   }

@@ -20,6 +20,7 @@
 
 #include "auth/signer.h"
 #include "common/text.h"
+#include "storage/checksum.h"
 #include "storage/upstream/s3_responses.h"
 
 namespace strata::storage::upstream {
@@ -115,6 +116,16 @@ void AppendQuery(std::string& query, std::string_view name, std::string_view val
     query += '&';
   }
   query += QueryParam(name, value);
+}
+
+// A small request body (XML) held by the caller for the whole call.
+BodySource MemorySource(const std::string& body) {
+  return
+      [&body](std::uint64_t offset, std::span<char> buf) -> asio::awaitable<Result<std::size_t>> {
+        const std::size_t n = std::min<std::size_t>(buf.size(), body.size() - offset);
+        std::copy_n(body.data() + offset, n, buf.data());
+        co_return n;
+      };
 }
 
 bool ParseUint(std::string_view text, std::uint64_t& out) {
@@ -535,12 +546,7 @@ Task<void> S3Client::CreateBucket(std::string bucket) {
     body = "<CreateBucketConfiguration><LocationConstraint>" + state->endpoint.region +
            "</LocationConstraint></CreateBucketConfiguration>";
   }
-  BodySource source = [&body](std::uint64_t offset,
-                              std::span<char> buf) -> asio::awaitable<Result<std::size_t>> {
-    const std::size_t n = std::min<std::size_t>(buf.size(), body.size() - offset);
-    std::copy_n(body.data() + offset, n, buf.data());
-    co_return n;
-  };
+  BodySource source = MemorySource(body);
   out.body_size = body.size();
   out.source = &source;
   out.payload_sha256 = auth::Sha256Hex(body);
@@ -681,7 +687,8 @@ Task<ObjectInfo> S3Client::GetObject(std::string bucket, std::string key, GetReq
   }
 }
 
-Task<void> S3Client::DeleteObject(std::string bucket, std::string key, std::string version_id) {
+Task<DeleteResult> S3Client::DeleteObject(std::string bucket, std::string key,
+                                          std::string version_id) {
   auto state = state_;
   Outgoing out;
   out.method = http::verb::delete_;
@@ -690,7 +697,45 @@ Task<void> S3Client::DeleteObject(std::string bucket, std::string key, std::stri
     AppendQuery(out.raw_query, "versionId", version_id);
   }
   auto answer = co_await state->Call(out);
-  if (!answer.ok() && answer.error().code != ErrorCode::kNoSuchKey) {
+  if (!answer.ok()) {
+    const ErrorCode code = answer.error().code;
+    if (code == ErrorCode::kNoSuchKey || code == ErrorCode::kNoSuchVersion) {
+      co_return DeleteResult{};
+    }
+    co_return std::move(answer).error();
+  }
+  co_return DeleteResult{std::string(answer->headers["x-amz-version-id"]),
+                         answer->headers["x-amz-delete-marker"] == "true"};
+}
+
+Task<std::string> S3Client::GetBucketVersioning(std::string bucket) {
+  auto state = state_;
+  Outgoing out;
+  out.raw_path = ObjectPath(bucket, "");
+  out.raw_query = "versioning=";
+  auto answer = co_await state->Call(out);
+  if (!answer.ok()) {
+    co_return std::move(answer).error();
+  }
+  co_return ParseVersioningStatus(answer->body);
+}
+
+Task<void> S3Client::PutBucketVersioning(std::string bucket, std::string status) {
+  auto state = state_;
+  const std::string body = VersioningBody(status);
+  Md5 md5;
+  md5.Update(body);
+  Outgoing out;
+  out.method = http::verb::put;
+  out.raw_path = ObjectPath(bucket, "");
+  out.raw_query = "versioning=";
+  out.headers.emplace_back("content-md5", md5.FinalBase64());
+  BodySource source = MemorySource(body);
+  out.body_size = body.size();
+  out.source = &source;
+  out.payload_sha256 = auth::Sha256Hex(body);
+  auto answer = co_await state->Call(out);
+  if (!answer.ok()) {
     co_return std::move(answer).error();
   }
   co_return Ok();
@@ -763,12 +808,7 @@ Task<PutResult> S3Client::PutObject(std::string bucket, std::string key, std::ui
   }
   if (all_parts) {
     const std::string body = CompleteMultipartBody(etags);
-    BodySource body_source = [&body](std::uint64_t offset,
-                                     std::span<char> buf) -> asio::awaitable<Result<std::size_t>> {
-      const std::size_t n = std::min<std::size_t>(buf.size(), body.size() - offset);
-      std::copy_n(body.data() + offset, n, buf.data());
-      co_return n;
-    };
+    BodySource body_source = MemorySource(body);
     Outgoing complete;
     complete.method = http::verb::post;
     complete.raw_path = ObjectPath(bucket, key);

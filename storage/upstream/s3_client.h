@@ -122,7 +122,12 @@ struct GetRequest {
 
 struct PutResult {
   std::string etag;
-  std::string version_id;
+  std::string version_id;  // x-amz-version-id: empty when the bucket keeps no versions
+};
+
+struct DeleteResult {
+  std::string version_id;  // of the delete marker made, or of the version removed
+  bool delete_marker = false;
 };
 
 // Receives a GET's body in order, block by block; a failure aborts the GET with it.
@@ -161,8 +166,13 @@ class S3Client {
   // (aborted when it fails).
   Task<PutResult> PutObject(std::string bucket, std::string key, std::uint64_t size,
                             BodySource source, std::vector<Header> headers = {});
-  // Succeeds when the key is absent.
-  Task<void> DeleteObject(std::string bucket, std::string key, std::string version_id = {});
+  // Succeeds when the key (or the version) is absent. Without a version id, in a bucket
+  // that keeps versions, the upstream makes a delete marker and names it in the result.
+  Task<DeleteResult> DeleteObject(std::string bucket, std::string key, std::string version_id);
+
+  // The bucket's versioning status: "", "Enabled" or "Suspended".
+  Task<std::string> GetBucketVersioning(std::string bucket);
+  Task<void> PutBucketVersioning(std::string bucket, std::string status);
 
  private:
   struct State;

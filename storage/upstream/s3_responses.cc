@@ -188,6 +188,28 @@ Result<std::string> ParseCompleteResult(std::string_view xml) {
   return etag;
 }
 
+Result<std::string> ParseVersioningStatus(std::string_view xml) {
+  pugi::xml_document doc;
+  auto root = Root(doc, xml, "VersioningConfiguration");
+  if (!root.ok()) {
+    // moto answers a bucket that never had versioning with an empty ...Response.
+    root = Root(doc, xml, "GetBucketVersioningResponse");
+  }
+  if (!root.ok()) {
+    return std::move(root).error();
+  }
+  std::string status = Text(*root, "Status");
+  if (!status.empty() && status != "Enabled" && status != "Suspended") {
+    return Nonsense("a versioning status (" + status + ")");
+  }
+  return status;
+}
+
+std::string VersioningBody(const std::string& status) {
+  return "<VersioningConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Status>" +
+         EscapeText(status) + "</Status></VersioningConfiguration>";
+}
+
 std::string CompleteMultipartBody(const std::vector<std::string>& etags) {
   std::string out = "<CompleteMultipartUpload>";
   for (std::size_t i = 0; i < etags.size(); ++i) {

@@ -30,6 +30,11 @@ Result<std::string> ParseUploadId(std::string_view xml);
 // completion: that is returned as the error it names.
 Result<std::string> ParseCompleteResult(std::string_view xml);
 
+// VersioningConfiguration's Status: "" (never enabled), "Enabled" or "Suspended".
+Result<std::string> ParseVersioningStatus(std::string_view xml);
+// The body of a PutBucketVersioning request setting `status`.
+std::string VersioningBody(const std::string& status);
+
 // The body of a CompleteMultipartUpload request naming `etags` as parts 1..N.
 std::string CompleteMultipartBody(const std::vector<std::string>& etags);
 

@@ -15,6 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "auth/signer.h"
+#include "metadata/codec.h"
+
 namespace strata::storage {
 
 namespace asio = boost::asio;
@@ -39,6 +42,14 @@ std::vector<Header> UpstreamHeaders(const metadata::ObjectRecord& record) {
   }
   for (const auto& [name, value] : record.user_metadata) {
     headers.emplace_back("x-amz-meta-" + name, value);
+  }
+  if (!record.tags.empty()) {
+    std::string tagging;  // as a query string, which is how S3 takes it in a header
+    for (const auto& [key, value] : record.tags) {
+      tagging += (tagging.empty() ? "" : "&") + auth::UriEncode(key, true) + "=" +
+                 auth::UriEncode(value, true);
+    }
+    headers.emplace_back("x-amz-tagging", std::move(tagging));
   }
   return headers;
 }
@@ -201,7 +212,8 @@ struct WritebackWorker::State {
     }
   }
 
-  // Pushes the key's current state and finishes the item.
+  // Pushes the key's current state (its whole history in a versioned bucket) and
+  // finishes the item.
   asio::awaitable<Result<void>> PushState(const metadata::WritebackItem& item) {
     auto bucket = index.GetBucket(item.bucket);
     if (!bucket.ok()) {
@@ -214,6 +226,9 @@ struct WritebackWorker::State {
         co_return std::move(finished).error();
       }
       co_return Ok();
+    }
+    if (!bucket->versioning.empty()) {
+      co_return co_await PushHistory(*bucket, item);
     }
     auto current = index.GetObject(item.bucket, item.key);
     if (!current.ok() && current.error().code != ErrorCode::kNotFound) {
@@ -246,6 +261,91 @@ struct WritebackWorker::State {
     co_return Ok();
   }
 
+  // A versioned key: every version and delete marker the upstream lacks goes up in
+  // commit order, each recorded as it lands (so a failure resumes after the last one),
+  // then the versions deleted by id since they went up are deleted there too.
+  asio::awaitable<Result<void>> PushHistory(const metadata::BucketRecord& bucket,
+                                            const metadata::WritebackItem& item) {
+    static constexpr std::size_t kVersionsPerRead = 64;
+    for (bool more = true; more;) {
+      auto versions =
+          index.UnpushedVersions(item.bucket, item.key, bucket.upstream_tier, kVersionsPerRead);
+      if (!versions.ok()) {
+        co_return std::move(versions).error();
+      }
+      more = versions->size() == kVersionsPerRead;
+      for (const auto& version : *versions) {
+        auto copy = co_await PushVersion(bucket, version);
+        if (!copy.ok()) {
+          co_return std::move(copy).error();
+        }
+        auto recorded = index.RecordUpstreamCopy(item.bucket, item.key, *copy);
+        if (!recorded.ok()) {
+          co_return std::move(recorded).error();
+        }
+        if (!*recorded) {
+          // Deleted (or replaced) while it went up: the upstream must not keep it. The
+          // change that removed it has its own item, which pushes whatever follows.
+          auto undone = co_await DeleteUpstreamVersion(bucket, item.key, *copy);
+          if (!undone.ok()) {
+            co_return std::move(undone).error();
+          }
+          more = false;
+          break;
+        }
+      }
+    }
+    for (const auto& upstream_id : item.upstream_deletes) {
+      auto deleted =
+          co_await client->DeleteObject(bucket.upstream_bucket, item.key.str(), upstream_id);
+      if (!deleted.ok()) {
+        co_return std::move(deleted).error();
+      }
+    }
+    auto finished = index.FinishWriteback(item, std::nullopt);
+    if (!finished.ok()) {
+      co_return std::move(finished).error();
+    }
+    co_return Ok();
+  }
+
+  // One version as its own upstream version: a PUT, or a DELETE making a delete marker.
+  asio::awaitable<Result<metadata::UpstreamCopy>> PushVersion(
+      const metadata::BucketRecord& bucket, const metadata::ObjectRecord& version) {
+    if (!version.delete_marker) {
+      co_return co_await PutVersion(bucket, version);
+    }
+    const std::string latest;
+    auto marked = co_await client->DeleteObject(bucket.upstream_bucket, version.key.str(), latest);
+    if (!marked.ok()) {
+      co_return std::move(marked).error();
+    }
+    metadata::UpstreamCopy copy;
+    copy.version_id = version.version_id;
+    copy.etag = version.etag;
+    copy.last_modified_ms = version.last_modified_ms;
+    copy.delete_marker = true;
+    copy.placement.tier = upstream.tier_name();
+    copy.placement.extents.push_back(
+        {metadata::EncodeUpstreamLocation({"", marked->version_id}), 0});
+    co_return copy;
+  }
+
+  asio::awaitable<Result<void>> DeleteUpstreamVersion(const metadata::BucketRecord& bucket,
+                                                      const ObjectKey& key,
+                                                      const metadata::UpstreamCopy& copy) {
+    const auto location = metadata::DecodeUpstreamLocation(copy.placement.extents.front().location);
+    if (location.version_id.empty()) {
+      co_return Ok();  // the upstream keeps no versions: the next push replaces it
+    }
+    auto deleted =
+        co_await client->DeleteObject(bucket.upstream_bucket, key.str(), location.version_id);
+    if (!deleted.ok()) {
+      co_return std::move(deleted).error();
+    }
+    co_return Ok();
+  }
+
   asio::awaitable<Result<metadata::UpstreamCopy>> PutVersion(const metadata::BucketRecord& bucket,
                                                              const metadata::ObjectRecord& record) {
     auto opened = store.OpenObject(record);
@@ -272,7 +372,11 @@ struct WritebackWorker::State {
     copy.etag = record.etag;
     copy.last_modified_ms = record.last_modified_ms;
     copy.placement.tier = upstream.tier_name();
-    copy.placement.extents.push_back({etag, record.size});
+    // A versioned bucket reads its versions back by upstream version id; an unversioned
+    // one by key, so that revalidation notices a change made behind strata's back.
+    const std::string upstream_version = bucket.versioning.empty() ? "" : put->version_id;
+    copy.placement.extents.push_back(
+        {metadata::EncodeUpstreamLocation({etag, upstream_version}), record.size});
     co_return copy;
   }
 };

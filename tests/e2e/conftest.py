@@ -104,6 +104,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_old)
 
 
+def pytest_unconfigure(config):
+    """Repeats each failure's name and the end of its traceback as the run's last lines.
+
+    CI keeps only the head and the tail of a long log, and pytest reports failures in the
+    middle, where they are cut; unconfigure runs after every summary has been printed.
+    """
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    failed = reporter.stats.get("failed", []) + reporter.stats.get("error", [])
+    for report in failed:
+        reporter.write_line(f"FAILED {report.nodeid} ({report.when})")
+        for line in str(report.longrepr).splitlines()[-10:]:
+            reporter.write_line(f"    {line[:200]}")
+
+
 # ---------------------------------------------------------------------------------------
 # Configuration files
 

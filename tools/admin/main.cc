@@ -32,12 +32,12 @@ int Usage() {
                "       strata-admin [--config FILE] user delete NAME\n"
                "       strata-admin [--config FILE] writeback\n"
                "       strata-admin [--config FILE] flush [--timeout SECONDS]\n"
-               "       strata-admin [--config FILE] evict BUCKET KEY\n"
+               "       strata-admin [--config FILE] evict BUCKET KEY [VERSION]\n"
                "  writeback  the write-back backlog: objects, bytes, age of the oldest, failing\n"
                "  flush      pushes the backlog upstream now and waits until it is empty\n"
                "             (exit 0), or until the timeout (default 60 s; exit 1)\n"
-               "  evict      frees the local copy of a key the upstream has (the next GET\n"
-               "             reads it through again)\n");
+               "  evict      frees the local copy of a key (or of one version) the upstream\n"
+               "             has (the next GET reads it through again)\n");
   return 2;
 }
 
@@ -194,10 +194,13 @@ int main(int argc, char** argv) {
       return Call(*config, http::verb::delete_, "/_strata/admin/users/" + args[2], "");
     }
   }
-  if (args.size() == 3 && args[0] == "evict") {
-    return Call(*config, http::verb::post, "/_strata/admin/evict",
-                "bucket=" + strata::auth::UriEncode(args[1], true) +
-                    "&key=" + strata::auth::UriEncode(args[2], true));
+  if ((args.size() == 3 || args.size() == 4) && args[0] == "evict") {
+    std::string query = "bucket=" + strata::auth::UriEncode(args[1], true) +
+                        "&key=" + strata::auth::UriEncode(args[2], true);
+    if (args.size() == 4) {
+      query += "&versionId=" + strata::auth::UriEncode(args[3], true);
+    }
+    return Call(*config, http::verb::post, "/_strata/admin/evict", query);
   }
   if (args.size() == 1 && args[0] == "writeback") {
     return Call(*config, http::verb::get, "/_strata/admin/writeback", "");

@@ -166,6 +166,111 @@ TEST_F(WritebackQueueTest, QueueAndTotalsSurviveReopen) {
   EXPECT_EQ(keys, (std::vector<std::string>{"bound/a", "bound/b", "bound/c"}));
 }
 
+// A versioned bound bucket: every version goes up, oldest first, and versions deleted by
+// id after they went up are deleted upstream too.
+class VersionedWritebackTest : public WritebackQueueTest {
+ protected:
+  void SetUp() override {
+    WritebackQueueTest::SetUp();
+    ASSERT_TRUE(index_->SetBucketVersioning(BucketName("bound"), "Enabled").ok());
+  }
+  static ObjectRecord Version(const std::string& id, std::uint64_t size, const std::string& etag) {
+    ObjectRecord o = Obj("bound", "k", size, etag);
+    o.version_id = VersionId(id);
+    return o;
+  }
+  static ObjectRecord Marker(const std::string& id) {
+    ObjectRecord o = Version(id, 0, "");
+    o.delete_marker = true;
+    o.placements.clear();
+    return o;
+  }
+  static UpstreamCopy Pushed(const ObjectRecord& o, const std::string& upstream_id) {
+    UpstreamCopy copy = CopyOf(o);
+    copy.delete_marker = o.delete_marker;
+    copy.placement.extents = {{EncodeUpstreamLocation({o.etag, upstream_id}), o.size}};
+    return copy;
+  }
+  std::vector<std::string> Unpushed(std::size_t max) {
+    auto versions = index_->UnpushedVersions(BucketName("bound"), ObjectKey("k"), "cold", max);
+    EXPECT_TRUE(versions.ok());
+    std::vector<std::string> ids;
+    for (const auto& v : versions.ok() ? *versions : std::vector<ObjectRecord>{}) {
+      ids.push_back(v.version_id.str());
+    }
+    return ids;
+  }
+};
+
+TEST_F(VersionedWritebackTest, EveryVersionWaitsOldestFirstAndTheItemCountsThemAll) {
+  const auto v1 = Version("v1", 10, "a"), v2 = Version("v2", 20, "b");
+  const auto marker = Marker("v3");
+  ASSERT_TRUE(index_->PutObject(v1).ok());
+  ASSERT_TRUE(index_->PutObject(v2).ok());
+  ASSERT_TRUE(index_->PutObject(marker).ok());
+  EXPECT_EQ(Unpushed(10), (std::vector<std::string>{"v1", "v2", "v3"}));
+  EXPECT_EQ(Unpushed(2), (std::vector<std::string>{"v1", "v2"}));  // the oldest ones
+  EXPECT_EQ(Item("bound", "k")->bytes, 30u);
+  EXPECT_EQ(index_->WritebackBacklog().bytes, 30u);
+
+  // Each version is recorded as it lands; a marker too.
+  auto recorded = index_->RecordUpstreamCopy(BucketName("bound"), ObjectKey("k"), Pushed(v1, "u1"));
+  ASSERT_TRUE(recorded.ok());
+  EXPECT_TRUE(*recorded);
+  EXPECT_EQ(Unpushed(10), (std::vector<std::string>{"v2", "v3"}));
+  ASSERT_TRUE(
+      index_->RecordUpstreamCopy(BucketName("bound"), ObjectKey("k"), Pushed(v2, "u2")).ok());
+  recorded = index_->RecordUpstreamCopy(BucketName("bound"), ObjectKey("k"), Pushed(marker, "u3"));
+  ASSERT_TRUE(recorded.ok());
+  EXPECT_TRUE(*recorded);
+  EXPECT_TRUE(Unpushed(10).empty());
+  // A copy that names a version as something it is not (a marker as an object) is ignored.
+  auto wrong = Pushed(marker, "u3");
+  wrong.delete_marker = false;
+  recorded = index_->RecordUpstreamCopy(BucketName("bound"), ObjectKey("k"), wrong);
+  ASSERT_TRUE(recorded.ok());
+  EXPECT_FALSE(*recorded);
+  // The item stays until the worker finishes it.
+  EXPECT_TRUE(Item("bound", "k").has_value());
+}
+
+TEST_F(VersionedWritebackTest, DeletingAPushedVersionQueuesItsUpstreamDelete) {
+  const auto v1 = Version("v1", 10, "a"), v2 = Version("v2", 20, "b");
+  ASSERT_TRUE(index_->PutObject(v1).ok());
+  ASSERT_TRUE(index_->PutObject(v2).ok());
+  ASSERT_TRUE(
+      index_->RecordUpstreamCopy(BucketName("bound"), ObjectKey("k"), Pushed(v1, "u1")).ok());
+  ASSERT_TRUE(index_->FinishWriteback(*Item("bound", "k"), std::nullopt).ok());
+  ASSERT_FALSE(Item("bound", "k").has_value());
+
+  // v1 is upstream as u1: deleting it by id must delete u1 there. v2 never went up.
+  ASSERT_TRUE(index_->DeleteVersion(BucketName("bound"), ObjectKey("k"), VersionId("v1")).ok());
+  ASSERT_TRUE(index_->DeleteVersion(BucketName("bound"), ObjectKey("k"), VersionId("v2")).ok());
+  auto item = Item("bound", "k");
+  ASSERT_TRUE(item.has_value());
+  EXPECT_EQ(item->upstream_deletes, (std::vector<std::string>{"u1"}));
+  EXPECT_TRUE(Unpushed(10).empty());
+
+  // A version pushed while the upstream kept no versions is its "null" version.
+  const auto v3 = Version("v3", 5, "c");
+  ASSERT_TRUE(index_->PutObject(v3).ok());
+  ASSERT_TRUE(index_->RecordUpstreamCopy(BucketName("bound"), ObjectKey("k"), Pushed(v3, "")).ok());
+  ASSERT_TRUE(index_->DeleteVersion(BucketName("bound"), ObjectKey("k"), VersionId("v3")).ok());
+  EXPECT_EQ(Item("bound", "k")->upstream_deletes, (std::vector<std::string>{"u1", "null"}));
+}
+
+TEST(UpstreamLocationTest, EtagAloneOrWithItsVersion) {
+  EXPECT_EQ(EncodeUpstreamLocation({"abc", ""}), "abc");
+  EXPECT_EQ(EncodeUpstreamLocation({"abc-2", "3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY"}),
+            "abc-2\n3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY");
+  auto plain = DecodeUpstreamLocation("abc");
+  EXPECT_EQ(plain.etag, "abc");
+  EXPECT_EQ(plain.version_id, "");
+  auto versioned = DecodeUpstreamLocation("\nu1");  // a delete marker has no ETag
+  EXPECT_EQ(versioned.etag, "");
+  EXPECT_EQ(versioned.version_id, "u1");
+}
+
 TEST(WritebackCodecTest, RoundTripAndGarbage) {
   WritebackItem item;
   item.sequence = 1ull << 40;
@@ -174,6 +279,7 @@ TEST(WritebackCodecTest, RoundTripAndGarbage) {
   item.attempts = 3;
   item.retry_ms = -1;
   item.last_error = "SlowDown";
+  item.upstream_deletes = {"u1", "null"};
   const std::string bytes = EncodeWriteback(item);
   auto decoded = DecodeWriteback(bytes);
   ASSERT_TRUE(decoded.ok());
@@ -183,11 +289,23 @@ TEST(WritebackCodecTest, RoundTripAndGarbage) {
   EXPECT_EQ(decoded->attempts, item.attempts);
   EXPECT_EQ(decoded->retry_ms, item.retry_ms);
   EXPECT_EQ(decoded->last_error, item.last_error);
+  EXPECT_EQ(decoded->upstream_deletes, item.upstream_deletes);
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     EXPECT_FALSE(DecodeWriteback(std::string_view(bytes).substr(0, n)).ok()) << n;
   }
   EXPECT_FALSE(DecodeWriteback(bytes + "x").ok());
   EXPECT_FALSE(DecodeWriteback(std::string("\x09", 1) + bytes.substr(1)).ok());
+}
+
+TEST(WritebackCodecTest, FormatOneRowsStillDecode) {
+  // What a format-1 build wrote: format, sequence 7, enqueued 5 (zigzag 10), bytes 3,
+  // attempts 0, retry 0, no error.
+  const std::string v1("\x01\x07\x0a\x03\x00\x00\x00", 7);
+  auto decoded = DecodeWriteback(v1);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->sequence, 7u);
+  EXPECT_EQ(decoded->bytes, 3u);
+  EXPECT_TRUE(decoded->upstream_deletes.empty());
 }
 
 TEST(WritebackCodecTest, BucketBindingRoundTrips) {

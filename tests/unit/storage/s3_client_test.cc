@@ -254,11 +254,78 @@ TEST_F(S3ClientTest, PutHeadGetRangeAndConditional) {
   auto no_bucket = on.Do<ObjectInfo>([](S3Client& c) { return c.HeadObject("absent", "k"); });
   ASSERT_FALSE(no_bucket.ok());
 
-  ASSERT_TRUE(on.Do<void>([](S3Client& c) { return c.DeleteObject("bkt", "dir/a b+c"); }).ok());
-  ASSERT_TRUE(on.Do<void>([](S3Client& c) { return c.DeleteObject("bkt", "dir/a b+c"); }).ok());
+  auto remove = [](S3Client& c) { return c.DeleteObject("bkt", "dir/a b+c", ""); };
+  ASSERT_TRUE(on.Do<DeleteResult>(remove).ok());
+  ASSERT_TRUE(on.Do<DeleteResult>(remove).ok());  // an absent key is no failure
   auto gone = on.Do<ObjectInfo>([](S3Client& c) { return c.HeadObject("bkt", "dir/a b+c"); });
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().code, ErrorCode::kNoSuchKey);
+}
+
+asio::awaitable<Result<PutResult>> PutString(S3Client& c, std::string bucket, std::string key,
+                                             const std::string& body) {
+  co_return co_await c.PutObject(
+      std::move(bucket), std::move(key), body.size(),
+      [&body](std::uint64_t o, std::span<char> b) { return FromString(body, o, b); },
+      std::vector<Header>{});
+}
+
+TEST_F(S3ClientTest, VersioningStatusVersionIdsAndDeleteMarkers) {
+  ClientOnContext on;
+  ASSERT_TRUE(on.Do<void>([](S3Client& c) { return c.CreateBucket("vers"); }).ok());
+  auto status = on.Do<std::string>([](S3Client& c) { return c.GetBucketVersioning("vers"); });
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(*status, "");
+  // Unversioned: a PUT names no version.
+  const std::string first = "first", second = "second";
+  auto unversioned =
+      on.Do<PutResult>([&first](S3Client& c) { return PutString(c, "vers", "k", first); });
+  ASSERT_TRUE(unversioned.ok()) << unversioned.error().message;
+  EXPECT_TRUE(unversioned->version_id.empty() || unversioned->version_id == "null");
+
+  auto enabled = on.Do<void>([](S3Client& c) { return c.PutBucketVersioning("vers", "Enabled"); });
+  ASSERT_TRUE(enabled.ok()) << enabled.error().message;
+  status = on.Do<std::string>([](S3Client& c) { return c.GetBucketVersioning("vers"); });
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(*status, "Enabled");
+
+  auto versioned =
+      on.Do<PutResult>([&second](S3Client& c) { return PutString(c, "vers", "k", second); });
+  ASSERT_TRUE(versioned.ok()) << versioned.error().message;
+  ASSERT_FALSE(versioned->version_id.empty());
+  auto marker = on.Do<DeleteResult>([](S3Client& c) { return c.DeleteObject("vers", "k", ""); });
+  ASSERT_TRUE(marker.ok()) << marker.error().message;
+  EXPECT_TRUE(marker->delete_marker);
+  EXPECT_FALSE(marker->version_id.empty());
+  EXPECT_NE(marker->version_id, versioned->version_id);
+
+  // The key looks deleted, but the version is still there by its id, and goes when
+  // deleted by it.
+  auto hidden = on.Do<ObjectInfo>([](S3Client& c) { return c.HeadObject("vers", "k"); });
+  ASSERT_FALSE(hidden.ok());
+  GetRequest by_id;
+  by_id.version_id = versioned->version_id;
+  auto kept = on.Do<ObjectInfo>([by_id](S3Client& c) { return c.HeadObject("vers", "k", by_id); });
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ(kept->size, second.size());
+  EXPECT_EQ(kept->version_id, versioned->version_id);
+  const std::string id = versioned->version_id;
+  auto removed = on.Do<DeleteResult>([id](S3Client& c) { return c.DeleteObject("vers", "k", id); });
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_FALSE(removed->delete_marker);
+  auto gone = on.Do<ObjectInfo>([by_id](S3Client& c) { return c.HeadObject("vers", "k", by_id); });
+  ASSERT_FALSE(gone.ok());
+  // Removing it again is no failure.
+  EXPECT_TRUE(
+      on.Do<DeleteResult>([id](S3Client& c) { return c.DeleteObject("vers", "k", id); }).ok());
+
+  ASSERT_TRUE(
+      on.Do<void>([](S3Client& c) { return c.PutBucketVersioning("vers", "Suspended"); }).ok());
+  status = on.Do<std::string>([](S3Client& c) { return c.GetBucketVersioning("vers"); });
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(*status, "Suspended");
+  EXPECT_FALSE(
+      on.Do<void>([](S3Client& c) { return c.PutBucketVersioning("absent", "Enabled"); }).ok());
 }
 
 TEST_F(S3ClientTest, LargeObjectsGoUpInPartsAndComeBackWhole) {

@@ -151,6 +151,29 @@ TEST(MultipartResponsesTest, UploadIdCompletionAndItsHiddenErrors) {
   EXPECT_FALSE(refused.error().retryable);
 }
 
+TEST(VersioningResponsesTest, StatusIsOneOfThreeAndTheBodyNamesIt) {
+  auto never = ParseVersioningStatus(
+      "<VersioningConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"/>");
+  ASSERT_TRUE(never.ok());
+  EXPECT_EQ(*never, "");
+  auto enabled = ParseVersioningStatus(
+      "<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>");
+  ASSERT_TRUE(enabled.ok());
+  EXPECT_EQ(*enabled, "Enabled");
+  EXPECT_FALSE(ParseVersioningStatus("<VersioningConfiguration><Status>Maybe</Status>"
+                                     "</VersioningConfiguration>")
+                   .ok());
+  auto moto = ParseVersioningStatus(
+      "<GetBucketVersioningResponse xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"/>");
+  ASSERT_TRUE(moto.ok());
+  EXPECT_EQ(*moto, "");
+  EXPECT_FALSE(ParseVersioningStatus("<Other/>").ok());
+  EXPECT_FALSE(ParseVersioningStatus("not xml").ok());
+  EXPECT_EQ(VersioningBody("Suspended"),
+            "<VersioningConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            "<Status>Suspended</Status></VersioningConfiguration>");
+}
+
 TEST(MultipartResponsesTest, CompletionBodyNamesThePartsInOrder) {
   EXPECT_EQ(CompleteMultipartBody({"\"a\"", "\"b&\""}),
             "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\"a\"</ETag></Part>"
