@@ -489,7 +489,7 @@ class ConfigReader {
       STRATA_RETURN_IF_ERROR(
           CheckKeys(t, prefix,
                     {"name", "kind", "path", "capacity", "price_per_gb_month", "endpoint",
-                     "access_key", "secret_key", "region", "revalidate_after"}));
+                     "access_key", "secret_key", "region", "revalidate_after", "ca_file"}));
       TierConfig tier;
       for (const char* required : {"name", "kind"}) {
         if (!t.contains(required)) {
@@ -524,7 +524,7 @@ class ConfigReader {
         const std::string key = Join(prefix, k.str());
         const std::string_view name = k.str();
         const bool s3_only = name == "endpoint" || name == "access_key" || name == "secret_key" ||
-                             name == "region" || name == "revalidate_after";
+                             name == "region" || name == "revalidate_after" || name == "ca_file";
         if (s3_only && tier.kind != TierKind::kS3) {
           return Fail(k.source(), key, "only applies to tiers of kind \"s3\"");
         }
@@ -569,6 +569,10 @@ class ConfigReader {
           auto r = GetDuration(v, key, true);
           STRATA_RETURN_IF_ERROR(r);
           tier.revalidate_after = *r;
+        } else if (name == "ca_file") {
+          auto r = GetNonEmptyString(v, key);
+          STRATA_RETURN_IF_ERROR(r);
+          tier.ca_file = std::move(*r);
         }
       }
       if (tier.kind == TierKind::kLocal && tier.path.empty()) {

@@ -57,6 +57,9 @@ struct TierConfig {
   std::string access_key;            // s3
   std::string secret_key;            // s3
   std::string region = "us-east-1";  // s3
+  // s3, https endpoints: the PEM file of the certificates to trust (a private CA, a
+  // self-signed upstream); empty: the system's trust store.
+  std::string ca_file;
   // s3: a cached copy is checked against the upstream (a conditional GET) when it was
   // last checked longer ago than this.
   std::chrono::milliseconds revalidate_after{300'000};

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/text.h"
 #include "gateway/error_table.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/read_through.h"
@@ -261,12 +262,19 @@ asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::steady_clock::now() - started)
                     .count();
+  // A server-side failure (an upstream that refuses, a disk error) is the operator's to
+  // fix: its cause goes into the line too.
+  std::string detail;
+  if (!outcome.ok() && exchange.status() >= 500) {
+    detail = " detail=\"" + JsonEscape(outcome.error().message) + "\"";
+  }
   spdlog::info(
-      "request id={} remote={} method={} bucket=\"{}\" key=\"{}\" status={} in={} out={} us={}{}{}",
+      "request id={} remote={} method={} bucket=\"{}\" key=\"{}\" status={} in={} out={} "
+      "us={}{}{}{}",
       exchange.request_id(), exchange.remote_address(), std::string_view(req.method_string()),
       ctx ? ctx->target.bucket : "", ctx ? ctx->target.key : "", exchange.status(),
       exchange.bytes_in(), exchange.bytes_out(), micros, outcome.ok() ? "" : " error=",
-      outcome.ok() ? "" : std::string(LookupS3Error(outcome.error().code).code));
+      outcome.ok() ? "" : std::string(LookupS3Error(outcome.error().code).code), detail);
 }
 
 }  // namespace strata::gateway

@@ -31,7 +31,7 @@ HandlerResult CopyObject(RequestContext& ctx) {
     co_return Error(ErrorCode::kInvalidArgument, "Unknown tagging directive.");
   }
   const bool replace = directive == "REPLACE";
-  auto source = ReadCopySource(ctx);
+  auto source = co_await ResolveCopySource(ctx);
   if (!source.ok()) {
     co_return source.error();
   }

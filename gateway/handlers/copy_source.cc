@@ -4,6 +4,7 @@
 
 #include "common/text.h"
 #include "gateway/conditions.h"
+#include "gateway/handlers/read_through.h"
 
 namespace strata::gateway {
 namespace {
@@ -91,6 +92,53 @@ Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx) {
                  "At least one of the pre-conditions you specified did not hold");
   }
   return source;
+}
+
+boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(RequestContext& ctx) {
+  auto source = ReadCopySource(ctx);
+  if (ctx.services.upstream == nullptr) {
+    co_return source;
+  }
+  auto name = ParseCopySource(ctx.Header("x-amz-copy-source"));
+  if (!name.ok()) {
+    co_return source;
+  }
+  const BucketName bucket_name(name->bucket);
+  if (!source.ok() && source.error().code == ErrorCode::kNoSuchBucket) {
+    // A bucket only the upstream has: bound now, as any request to it would.
+    auto adopted = co_await AdoptUpstreamBucket(ctx, bucket_name);
+    if (!adopted.ok()) {
+      co_return std::move(adopted).error();
+    }
+    if (!adopted->has_value()) {
+      co_return source;
+    }
+    source = ReadCopySource(ctx);
+  }
+  auto& store = ctx.services.store;
+  if (source.ok() && store.HasLocalCopy(*source)) {
+    co_return source;
+  }
+  const bool upstream_only =
+      !source.ok() && source.error().code == ErrorCode::kNoSuchKey && name->version_id.empty();
+  if (!source.ok() && !upstream_only) {
+    co_return source;
+  }
+  auto bucket = store.GetBucket(bucket_name);
+  if (!bucket.ok() || bucket->upstream_tier.empty()) {
+    co_return source;
+  }
+  std::optional<metadata::ObjectRecord> known;
+  if (source.ok()) {
+    known = std::move(source).value();
+  }
+  const ObjectKey key(name->key);
+  auto fetched = co_await FetchLocalCopy(ctx, *bucket, key, std::move(known));
+  if (!fetched.ok()) {
+    co_return std::move(fetched).error();
+  }
+  // Read again: the conditions and the delete-marker rules apply to what is there now.
+  co_return ReadCopySource(ctx);
 }
 
 Result<CopyRange> ParseCopySourceRange(std::string_view header, std::uint64_t size) {

@@ -3,6 +3,7 @@
 // preconditions and x-amz-copy-source-range.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -26,6 +27,12 @@ Result<CopySourceName> ParseCopySource(std::string_view header);
 // (kNoSuchBucket, kAccessDenied), that it exists (kNoSuchKey) and that the
 // x-amz-copy-source-if-* conditions hold (kPreconditionFailed).
 Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx);
+
+// ReadCopySource, with a source whose bytes are not local fetched first: in a bucket
+// bound to an upstream, a clean version whose local copy was evicted, or a key (or a
+// whole bucket) only the upstream has, is read through onto the hot tier, so the copy
+// shares local bytes as any other.
+boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(RequestContext& ctx);
 
 // x-amz-copy-source-range "bytes=first-last" within an object of `size` bytes: [first,
 // last] inclusive. kInvalidArgument when malformed or outside the object.

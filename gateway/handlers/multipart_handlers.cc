@@ -167,7 +167,7 @@ HandlerResult UploadPartCopy(RequestContext& ctx) {
   if (!upload.ok()) {
     co_return upload.error();
   }
-  auto source = ReadCopySource(ctx);
+  auto source = co_await ResolveCopySource(ctx);
   if (!source.ok()) {
     co_return source.error();
   }

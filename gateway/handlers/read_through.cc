@@ -152,12 +152,10 @@ class FlightSeat {
 
 // Streams the upstream's bytes of `record` to the client and, when `fill` is given, into
 // the hot tier. The response header is sent already.
-asio::awaitable<Result<void>> StreamFromUpstream(RequestContext& ctx,
-                                                 const metadata::BucketRecord& bucket,
-                                                 const ObjectKey& key,
-                                                 const metadata::UpstreamLocation& upstream,
-                                                 std::optional<ByteRange> range,
-                                                 storage::PendingWrite* fill, bool& fill_ok) {
+asio::awaitable<Result<void>> StreamFromUpstream(
+    RequestContext& ctx, const metadata::BucketRecord& bucket, const ObjectKey& key,
+    const metadata::UpstreamLocation& upstream, std::optional<ByteRange> range,
+    storage::PendingWrite* fill, bool& fill_ok, bool to_client) {
   auto executor = co_await asio::this_coro::executor;
   auto& client = ctx.services.upstream->Client(executor);
   storage::upstream::GetRequest request;
@@ -167,13 +165,19 @@ asio::awaitable<Result<void>> StreamFromUpstream(RequestContext& ctx,
     request.range = std::make_pair(range->first, range->last);
   }
   storage::upstream::BodySink sink =
-      [&ctx, fill, &fill_ok](std::string_view block) -> asio::awaitable<Result<void>> {
+      [&ctx, fill, &fill_ok, to_client](std::string_view block) -> asio::awaitable<Result<void>> {
     if (fill != nullptr && fill_ok) {
       auto appended = co_await fill->AppendAsync(block);
       if (!appended.ok()) {
         spdlog::warn("read-through: cannot cache {}: {}", ctx.target.key, appended.error().message);
-        fill_ok = false;  // the client still gets its bytes
+        fill_ok = false;  // a client still gets its bytes
+        if (!to_client) {
+          co_return appended;
+        }
       }
+    }
+    if (!to_client) {
+      co_return Ok();
     }
     co_return co_await ctx.exchange.SendBody(block);
   };
@@ -186,20 +190,21 @@ asio::awaitable<Result<void>> StreamFromUpstream(RequestContext& ctx,
 }
 
 // Commits the filled bytes, when they are what the upstream described: as the key's new
-// clean cached copy, or (`restore`) as the evicted version's local copy again.
-asio::awaitable<void> CommitFill(RequestContext& ctx, std::unique_ptr<storage::PendingWrite> fill,
+// clean cached copy, or (`restore`) as the evicted version's local copy again. Returns
+// whether they were committed.
+asio::awaitable<bool> CommitFill(RequestContext& ctx, std::unique_ptr<storage::PendingWrite> fill,
                                  metadata::ObjectRecord record, const std::string& upstream_etag,
                                  bool restore) {
   if (fill->size() != record.size) {
     spdlog::warn("read-through: {} arrived with {} bytes, upstream said {}: not cached",
                  record.key.str(), fill->size(), record.size);
-    co_return;
+    co_return false;
   }
   const bool md5_etag = record.etag.size() == 32 && record.etag.find('-') == std::string::npos;
   if (md5_etag && fill->Md5Hex() != record.etag) {
     spdlog::error("read-through: {} does not match the upstream's ETag {}: not cached",
                   record.key.str(), record.etag);
-    co_return;
+    co_return false;
   }
   auto& store = ctx.services.store;
   const std::string id = CopyId(record);
@@ -210,19 +215,24 @@ asio::awaitable<void> CommitFill(RequestContext& ctx, std::unique_ptr<storage::P
     });
     if (restored.ok() && *restored) {
       validations.Mark(id, etag);
-    } else if (!restored.ok()) {
+      co_return true;
+    }
+    if (!restored.ok()) {
       spdlog::warn("read-through: cannot restore {}: {}", ctx.target.key, restored.error().message);
     }
-    co_return;
+    co_return false;
   }
   auto committed = co_await Offload(ctx.services.blocking_pool, [&] {
     return store.CommitCachedCopy(std::move(fill), std::move(record));
   });
   if (committed.ok()) {
     validations.Mark(id, etag);
-  } else if (committed.error().code != ErrorCode::kPreconditionFailed) {
+    co_return true;
+  }
+  if (committed.error().code != ErrorCode::kPreconditionFailed) {
     spdlog::warn("read-through: cannot cache {}: {}", ctx.target.key, committed.error().message);
   }
+  co_return false;
 }
 
 // S3 orders keys by their UTF-8 bytes and takes only valid UTF-8 in start-after. The
@@ -346,10 +356,12 @@ asio::awaitable<Result<bool>> Revalidate(RequestContext& ctx,
     co_return true;  // dirty: the local copy is newer than anything upstream
   }
   const std::string id = CopyId(record);
-  const auto location = metadata::DecodeUpstreamLocation(upstream->extents.front().location);
-  if (!location.version_id.empty() && location.version_id != "null") {
-    co_return true;  // one version by its upstream id: it never changes
+  if (!bucket.versioning.empty()) {
+    // A versioned bucket's versions are each one upstream version, which never changes;
+    // a newer one written upstream by another tool does not replace strata's history.
+    co_return true;
   }
+  const auto location = metadata::DecodeUpstreamLocation(upstream->extents.front().location);
   const std::string& etag = location.etag;
   if (validations.Fresh(id, etag, ctx.services.upstream->revalidate_after())) {
     co_return true;
@@ -502,8 +514,8 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   }
   bool fill_ok = fill != nullptr;
   if (length > 0) {
-    auto streamed =
-        co_await StreamFromUpstream(ctx, bucket, record.key, upstream, *range, fill.get(), fill_ok);
+    auto streamed = co_await StreamFromUpstream(ctx, bucket, record.key, upstream, *range,
+                                                fill.get(), fill_ok, true);
     if (!streamed.ok()) {
       ctx.exchange.CloseAfterResponse();  // the body is cut short: the client must see it
       co_return streamed;
@@ -564,6 +576,59 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
     }
   }
   co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kRestore);
+}
+
+asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
+    RequestContext& ctx, const metadata::BucketRecord& bucket, const ObjectKey& key,
+    std::optional<metadata::ObjectRecord> known) {
+  const bool restore = known.has_value();
+  metadata::ObjectRecord record;
+  if (restore) {
+    record = std::move(*known);
+  } else {
+    auto waiting = ctx.services.index.GetWriteback(bucket.name, key);
+    if (!waiting.ok()) {
+      co_return waiting.error();
+    }
+    if (waiting->has_value()) {
+      co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+    }
+    auto executor = co_await asio::this_coro::executor;
+    auto& client = ctx.services.upstream->Client(executor);
+    storage::upstream::GetRequest plain;
+    auto info = co_await client.HeadObject(bucket.upstream_bucket, key.str(), plain);
+    if (!info.ok()) {
+      co_return std::move(info).error();
+    }
+    record = RecordFromUpstream(bucket, key, *info);
+  }
+  const metadata::Placement* upstream = UpstreamPlacement(record, bucket.upstream_tier);
+  if (upstream == nullptr) {
+    co_return Error(ErrorCode::kUnavailable, "the object has no copy strata can read", true);
+  }
+  const auto location = metadata::DecodeUpstreamLocation(upstream->extents.front().location);
+  auto begun = ctx.services.store.BeginWrite(bucket.name, {});
+  if (!begun.ok()) {
+    co_return std::move(begun).error();
+  }
+  std::unique_ptr<storage::PendingWrite> fill = std::move(begun).value();
+  bool fill_ok = true;
+  if (record.size > 0) {
+    const std::optional<ByteRange> whole;
+    auto fetched =
+        co_await StreamFromUpstream(ctx, bucket, key, location, whole, fill.get(), fill_ok, false);
+    if (!fetched.ok()) {
+      co_return std::move(fetched).error();
+    }
+  }
+  const VersionId version = record.version_id;
+  const bool committed =
+      co_await CommitFill(ctx, std::move(fill), std::move(record), location.etag, restore);
+  if (!committed) {
+    co_return Error(ErrorCode::kUnavailable,
+                    "the object changed while strata fetched it from the upstream", true);
+  }
+  co_return ctx.services.store.HeadVersion(bucket.name, key, version);
 }
 
 }  // namespace strata::gateway

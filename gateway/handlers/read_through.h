@@ -27,9 +27,19 @@ HandlerResult ReadThrough(RequestContext& ctx);
 // whole-object GET, back onto the hot tier as the version's local copy.
 HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record);
 
-// Before a GET or HEAD serves a clean copy (one the upstream also has) of a bound
-// bucket's current version: when the copy was last checked longer ago than the s3 tier's
-// revalidate_after, asks the upstream with If-None-Match on its ETag. Unchanged (a 304):
+// Makes a version of a bound bucket local without a client to stream to (the source of a
+// copy): `known`, a clean version whose local copy was evicted, is fetched back onto the
+// hot tier; without it, the upstream's object at `key` (which the index does not have) is
+// fetched and cached as a GET would. Returns the version's record, now with a local copy.
+// kNoSuchKey when the upstream has none (or a delete of it waits to be pushed);
+// kUnavailable (retryable) when it changed meanwhile.
+boost::asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
+    RequestContext& ctx, const metadata::BucketRecord& bucket, const ObjectKey& key,
+    std::optional<metadata::ObjectRecord> known);
+
+// Before a GET or HEAD serves a clean copy (one the upstream also has) of a bound,
+// unversioned bucket's current version: when the copy was last checked longer ago than the s3
+// tier's revalidate_after, asks the upstream with If-None-Match on its ETag. Unchanged (a 304):
 // true, serve it. Changed or deleted upstream: the copy is dropped (queueing nothing)
 // and false returned: read again. Upstream unreachable: true (a cache serves what it has
 // while its source is down; the outage is logged).

@@ -31,6 +31,7 @@ Result<std::unique_ptr<Upstream>> Upstream::Create(const TierConfig& tier) {
                  "tier " + tier.name + ": endpoint: " + endpoint.error().message);
   }
   endpoint->region = tier.region;
+  endpoint->ca_file = tier.ca_file;
   endpoint->credential = auth::Credential{tier.access_key, tier.secret_key, false};
   return std::unique_ptr<Upstream>(
       new Upstream(tier.name, std::move(endpoint).value(), tier.revalidate_after));

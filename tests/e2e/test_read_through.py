@@ -288,3 +288,65 @@ def test_evicted_copy_reads_through_again(upstream, cold_strata):
     assert s3.get_object(Bucket="evict", Key="ckpt")["Body"].read() == body
     part = s3.get_object(Bucket="evict", Key="ckpt", Range="bytes=100-199")
     assert part["Body"].read() == body[100:200]
+
+
+def test_copies_of_objects_only_the_upstream_has(upstream, cold_strata):
+    """CopyObject and UploadPartCopy from a key strata never saw, in a bucket it never saw,
+    and from a version whose local copy was evicted: the source is read through onto the
+    hot tier first, and the copy is byte-exact (and is itself written back)."""
+    import json
+    from test_writeback import flush, strata_admin
+
+    seed_body = os.urandom(1 * MiB + 5)
+    seed(upstream, "origin", {"data/seed.bin": seed_body})
+    srv = cold_strata(delay="60s")
+    s3 = make_client(srv)
+
+    # The first request that names "origin" is the copy itself.
+    s3.create_bucket(Bucket="dest")
+    copied = s3.copy_object(Bucket="dest", Key="copy.bin",
+                            CopySource={"Bucket": "origin", "Key": "data/seed.bin"})
+    assert copied["CopyObjectResult"]["ETag"] == f'"{hashlib.md5(seed_body).hexdigest()}"'
+    assert s3.get_object(Bucket="dest", Key="copy.bin")["Body"].read() == seed_body
+    # The source is cached too: its next GET costs the upstream nothing.
+    gets = upstream.proxy.count("GET", "/origin/data/seed.bin", exact=True)
+    assert gets == 1
+    assert s3.get_object(Bucket="origin", Key="data/seed.bin")["Body"].read() == seed_body
+    assert upstream.proxy.count("GET", "/origin/data/seed.bin", exact=True) == gets
+
+    # A part copied out of a key only the upstream has.
+    seed(upstream, "parts", {"big.bin": os.urandom(6 * MiB)})
+    big = upstream.body("parts", "big.bin")
+    upload = s3.create_multipart_upload(Bucket="dest", Key="assembled")
+    part = s3.upload_part_copy(Bucket="dest", Key="assembled", UploadId=upload["UploadId"],
+                               PartNumber=1, CopySource={"Bucket": "parts", "Key": "big.bin"},
+                               CopySourceRange="bytes=0-5242879")
+    last = s3.upload_part(Bucket="dest", Key="assembled", UploadId=upload["UploadId"],
+                          PartNumber=2, Body=b"tail")
+    s3.complete_multipart_upload(
+        Bucket="dest", Key="assembled", UploadId=upload["UploadId"],
+        MultipartUpload={"Parts": [
+            {"PartNumber": 1, "ETag": part["CopyPartResult"]["ETag"]},
+            {"PartNumber": 2, "ETag": last["ETag"]}]})
+    assert s3.get_object(Bucket="dest", Key="assembled")["Body"].read() == big[:5 * MiB] + b"tail"
+
+    # An evicted version: fetched back, then copied.
+    body = os.urandom(300 * KiB)
+    s3.put_object(Bucket="dest", Key="evicted", Body=body)
+    assert flush(srv, 60)[0] == 200
+    res = strata_admin(srv, "evict", "dest", "evicted")
+    assert res.returncode == 0 and json.loads(res.stdout)["evicted"] is True, res
+    s3.copy_object(Bucket="dest", Key="evicted-copy",
+                   CopySource={"Bucket": "dest", "Key": "evicted"})
+    assert s3.get_object(Bucket="dest", Key="evicted-copy")["Body"].read() == body
+
+    # Copies are writes like any other: pushed, byte-exact.
+    assert flush(srv, 60)[0] == 200
+    assert upstream.body("dest", "copy.bin") == seed_body
+    assert upstream.body("dest", "evicted-copy") == body
+    assert upstream.body("dest", "assembled") == big[:5 * MiB] + b"tail"
+    # Absent upstream too: S3's errors.
+    with raises_s3("NoSuchKey", 404):
+        s3.copy_object(Bucket="dest", Key="x", CopySource={"Bucket": "origin", "Key": "nope"})
+    with raises_s3("NoSuchBucket", 404):
+        s3.copy_object(Bucket="dest", Key="x", CopySource={"Bucket": "nowhere", "Key": "k"})

@@ -5,11 +5,14 @@ the upstream is a second strata (local tiers only), which keeps its data across
 restarts: strata in front of it must ride out its crash (SIGKILL) and its restart, with
 reads and writes going on, and the backlog must drain by itself once it is back, leaving
 the upstream bit-exact with what the front acknowledged. The same pair also shows that
-the write-back speaks S3 to an upstream other than moto, versioned buckets included.
+the write-back speaks S3 to an upstream other than moto, versioned buckets included, and
+over HTTPS to an upstream whose certificate only the tier's `ca_file` vouches for.
 """
 import os
 import random
+import subprocess
 
+import botocore.exceptions
 import pytest
 
 from conftest import ADMIN_AK, ADMIN_SK, make_client, raises_s3
@@ -22,14 +25,15 @@ KiB = 1 << 10
 DRAIN_TIMEOUT = 90.0   # the worker's retry backoff reaches a minute during an outage
 
 
-def front_config(upstream_srv, delay="1s"):
+def front_config(upstream_srv, delay="1s", **cold_keys):
     """strata_factory overrides: the default local tiers plus a tier "cold" of kind "s3"
-    at `upstream_srv`, with its admin credentials."""
+    at `upstream_srv`, with its admin credentials (and any other keys for the tier)."""
     default = tomllib.loads(DEFAULT_CONF.read_text())
     tiers = [{k: v for k, v in t.items() if k != "path"} for t in default["tiers"]
              if t.get("kind") == "local"]
     cold = {"name": "cold", "kind": "s3", "endpoint": upstream_srv.endpoint,
-            "access_key": ADMIN_AK, "secret_key": ADMIN_SK, "region": upstream_srv.region}
+            "access_key": ADMIN_AK, "secret_key": ADMIN_SK, "region": upstream_srv.region,
+            **cold_keys}
     return {"tiers": tiers + [cold], "writeback": {"delay": delay}}
 
 
@@ -107,3 +111,37 @@ def test_versioned_history_reaches_a_strata_upstream(strata_factory):
     got = [s3_up.get_object(Bucket="vchain", Key="k", VersionId=v["VersionId"])["Body"].read()
            for v in versions]
     assert got == [bodies[2], bodies[0]]
+
+
+def test_https_upstream_trusted_through_ca_file(strata_factory, tmp_path):
+    key, crt = tmp_path / "key.pem", tmp_path / "cert.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(crt), "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    up = strata_factory({"server": {"tls_cert": str(crt), "tls_key": str(key)}}, name="upstream")
+    assert up.endpoint.startswith("https://")
+    s3_up = make_client(up)   # trusts the certificate: conftest passes it as `verify`
+    s3_up.create_bucket(Bucket="secure")
+    body = os.urandom(200 * KiB)
+    s3_up.put_object(Bucket="secure", Key="seeded", Body=body)
+
+    front = strata_factory(front_config(up, ca_file=str(crt)), name="front")
+    s3 = make_client(front)
+    assert s3.get_object(Bucket="secure", Key="seeded")["Body"].read() == body   # read through
+    s3.put_object(Bucket="secure", Key="written", Body=body[::-1])
+    status, doc = flush(front, 60)
+    assert status == 200, doc
+    assert s3_up.get_object(Bucket="secure", Key="written")["Body"].read() == body[::-1]
+
+    # Without the CA the upstream's certificate is refused: nothing reads through, and the
+    # refusal is an error, not a silent plain-text fallback.
+    doubting = strata_factory(front_config(up), name="doubting")
+    with pytest.raises(botocore.exceptions.ClientError) as refused:
+        make_client(doubting).get_object(Bucket="secure", Key="seeded")
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+    assert "certificate verify failed" in refused.value.response["Error"]["Message"]
+    # The request's log line says why, for the operator.
+    assert 'detail="upstream' in doubting.logs() and "certificate verify failed" in doubting.logs()

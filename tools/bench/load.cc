@@ -87,6 +87,7 @@ struct ThreadStats {
   std::uint64_t errors = 0;
   std::uint64_t bytes = 0;
   std::vector<std::uint32_t> latency_us;
+  std::vector<std::uint32_t> ttfb_us;
   std::string first_error;
 
   void Error(std::string what) {
@@ -103,6 +104,7 @@ struct Outcome {
   bool keep_alive = false;
   std::string etag;
   std::string error;
+  SteadyClock::time_point header_at;  // when the response header was in
 };
 
 // One connection's reusable state.
@@ -228,6 +230,7 @@ asio::awaitable<Outcome> Exchange(Shared& s, ThreadStats& st, Conn& c, const std
     co_return o;
   }
   const auto started = SteadyClock::now();
+  o.header_at = started;
   std::uint64_t received = 0;
   while (!parser.is_done()) {
     parser.get().body().data = c.scratch.data();
@@ -377,6 +380,8 @@ asio::awaitable<void> RunConnection(Shared& s, ThreadStats& st, int id) {
     ++st.requests;
     st.latency_us.push_back(static_cast<std::uint32_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count()));
+    st.ttfb_us.push_back(static_cast<std::uint32_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(o.header_at - t0).count()));
   }
   s.active.fetch_sub(1);
 }
@@ -485,6 +490,7 @@ LoadResult RunLoad(const Endpoint& endpoint, const LoadOptions& options) {
   std::vector<ThreadStats> stats(threads);
   for (auto& st : stats) {
     st.latency_us.reserve(1 << 16);
+    st.ttfb_us.reserve(1 << 16);
   }
   std::vector<std::unique_ptr<asio::io_context>> contexts;
   for (int t = 0; t < threads; ++t) {
@@ -526,7 +532,9 @@ LoadResult RunLoad(const Endpoint& endpoint, const LoadOptions& options) {
   contexts.clear();  // destroys the suspended coroutines while `s` and `stats` still live
 
   std::vector<std::uint32_t> all;
+  std::vector<std::uint32_t> ttfb;
   for (auto& st : stats) {
+    ttfb.insert(ttfb.end(), st.ttfb_us.begin(), st.ttfb_us.end());
     result.requests += st.requests;
     result.errors += st.errors;
     result.bytes += st.bytes;
@@ -542,6 +550,9 @@ LoadResult RunLoad(const Endpoint& endpoint, const LoadOptions& options) {
   result.p90_ms = Percentile(all, 90);
   result.p99_ms = Percentile(all, 99);
   result.max_ms = all.empty() ? 0 : all.back() / 1000.0;
+  std::sort(ttfb.begin(), ttfb.end());
+  result.ttfb_p50_ms = Percentile(ttfb, 50);
+  result.ttfb_p99_ms = Percentile(ttfb, 99);
   double sum = 0;
   for (auto v : all) {
     sum += v;

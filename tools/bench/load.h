@@ -69,6 +69,8 @@ struct LoadResult {
   std::uint64_t bytes = 0;     // body bytes sent (PUT) plus received (GET)
   double seconds = 0;
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0, mean_ms = 0;
+  // Time to first byte: from sending the request to having the response header.
+  double ttfb_p50_ms = 0, ttfb_p99_ms = 0;
   std::string first_error;  // what the first error was, for the log
 };
 

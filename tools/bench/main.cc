@@ -196,8 +196,9 @@ int Load(Args& args, bool populate) {
       ",\"mb_per_s\":" + Fmt("%.1f", static_cast<double>(r.bytes) / secs / 1e6) +
       ",\"p50_ms\":" + Fmt("%.3f", r.p50_ms) + ",\"p90_ms\":" + Fmt("%.3f", r.p90_ms) +
       ",\"p99_ms\":" + Fmt("%.3f", r.p99_ms) + ",\"max_ms\":" + Fmt("%.3f", r.max_ms) +
-      ",\"mean_ms\":" + Fmt("%.3f", r.mean_ms) + ",\"first_error\":" + JsonString(r.first_error) +
-      "}";
+      ",\"mean_ms\":" + Fmt("%.3f", r.mean_ms) + ",\"ttfb_p50_ms\":" + Fmt("%.3f", r.ttfb_p50_ms) +
+      ",\"ttfb_p99_ms\":" + Fmt("%.3f", r.ttfb_p99_ms) +
+      ",\"first_error\":" + JsonString(r.first_error) + "}";
   if (r.errors > 0) {
     std::fprintf(stderr, "strata-bench: %" PRIu64 " errors; first: %s\n", r.errors,
                  r.first_error.c_str());

@@ -408,6 +408,13 @@ TEST(ConfigTest, UpstreamTierAndRevalidation) {
   EXPECT_EQ(r->UpstreamTier()->name, "cold");
   EXPECT_EQ(r->UpstreamTier()->revalidate_after, milliseconds(2'000));
   EXPECT_CONFIG_ERROR(With(cold + "revalidate_after = 2\n"), "tiers[1].revalidate_after:");
+  auto with_ca = ParseConfig(With(cold + "ca_file = \"/etc/upstream-ca.pem\"\n"), "t");
+  ASSERT_TRUE(with_ca.ok()) << with_ca.error().message;
+  EXPECT_EQ(with_ca->UpstreamTier()->ca_file, "/etc/upstream-ca.pem");
+  EXPECT_CONFIG_ERROR(With(cold + "ca_file = \"\"\n"), "tiers[1].ca_file:");
+  EXPECT_CONFIG_ERROR(
+      With("[[tiers]]\nname = \"w\"\nkind = \"local\"\npath = \"/p\"\nca_file = \"/c\"\n"),
+      "tiers[1].ca_file:", "s3");
   EXPECT_CONFIG_ERROR(With(cold + "revalidate_after = \"2 fortnights\"\n"),
                       "tiers[1].revalidate_after:");
   EXPECT_CONFIG_ERROR(
