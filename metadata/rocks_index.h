@@ -131,6 +131,9 @@ class RocksIndex final : public Index {
     ObjectRecord record;
   };
   Result<std::optional<CurrentRow>> FindCurrent(const BucketName& bucket, const ObjectKey& key);
+  // Calls fn with each row of bucket/key, newest version first, until it returns false.
+  Result<void> ForEachVersionRow(const BucketName& bucket, const ObjectKey& key,
+                                 const std::function<bool(CurrentRow&)>& fn);
   // The row of one version of bucket/key, if any.
   Result<std::optional<CurrentRow>> FindVersion(const BucketName& bucket, const ObjectKey& key,
                                                 const VersionId& version_id);

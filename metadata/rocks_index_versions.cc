@@ -13,9 +13,8 @@
 
 namespace strata::metadata {
 
-Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindVersion(const BucketName& bucket,
-                                                                      const ObjectKey& key,
-                                                                      const VersionId& version_id) {
+Result<void> RocksIndex::ForEachVersionRow(const BucketName& bucket, const ObjectKey& key,
+                                           const std::function<bool(CurrentRow&)>& fn) {
   const std::string prefix = ObjectKeyPrefix(bucket.view(), key.view());
   PrefixScan it(db_, objects_, prefix, prefix);
   for (; it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
@@ -23,17 +22,31 @@ Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindVersion(const Buck
     if (!record.ok()) {
       return std::move(record).error();
     }
-    if (record->version_id == version_id) {
-      CurrentRow row{it->key().ToString(), std::move(record).value()};
-      row.record.bucket = bucket;
-      row.record.key = key;
-      return std::optional<CurrentRow>(std::move(row));
+    CurrentRow row{it->key().ToString(), std::move(record).value()};
+    row.record.bucket = bucket;
+    row.record.key = key;
+    if (!fn(row)) {
+      return Ok();
     }
   }
   if (!it->status().ok()) {
-    return FromStatus(it->status(), "read version");
+    return FromStatus(it->status(), "read versions");
   }
-  return std::optional<CurrentRow>();
+  return Ok();
+}
+
+Result<std::optional<RocksIndex::CurrentRow>> RocksIndex::FindVersion(const BucketName& bucket,
+                                                                      const ObjectKey& key,
+                                                                      const VersionId& version_id) {
+  std::optional<CurrentRow> found;
+  STRATA_RETURN_IF_ERROR(ForEachVersionRow(bucket, key, [&](CurrentRow& row) {
+    if (row.record.version_id != version_id) {
+      return true;
+    }
+    found = std::move(row);
+    return false;
+  }));
+  return found;
 }
 
 Result<ObjectRecord> RocksIndex::GetVersion(const BucketName& bucket, const ObjectKey& key,

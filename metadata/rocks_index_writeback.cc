@@ -237,26 +237,15 @@ Result<std::vector<ObjectRecord>> RocksIndex::UnpushedVersions(const BucketName&
     // Rows run newest first: keep the last `max` seen, so memory stays bounded however
     // long the key's history is.
     std::deque<ObjectRecord> oldest;
-    const std::string prefix = ObjectKeyPrefix(bucket.view(), key.view());
-    PrefixScan it(db_, objects_, prefix, prefix);
-    for (; it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
-      auto record = DecodeObject(View(it->value()));
-      if (!record.ok()) {
-        return std::move(record).error();
+    STRATA_RETURN_IF_ERROR(ForEachVersionRow(bucket, key, [&](CurrentRow& row) {
+      if (max > 0 && !HasCopyOn(row.record, tier)) {
+        oldest.push_front(std::move(row.record));
+        if (oldest.size() > max) {
+          oldest.pop_back();
+        }
       }
-      if (HasCopyOn(*record, tier) || max == 0) {
-        continue;
-      }
-      record->bucket = bucket;
-      record->key = key;
-      oldest.push_front(std::move(record).value());
-      if (oldest.size() > max) {
-        oldest.pop_back();
-      }
-    }
-    if (!it->status().ok()) {
-      return FromStatus(it->status(), "unpushed versions");
-    }
+      return true;
+    }));
     return std::vector<ObjectRecord>(std::make_move_iterator(oldest.begin()),
                                      std::make_move_iterator(oldest.end()));
   });

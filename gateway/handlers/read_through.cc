@@ -528,26 +528,23 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   co_return Ok();
 }
 
-}  // namespace
-
-HandlerResult ReadThrough(RequestContext& ctx) {
-  const metadata::BucketRecord& bucket = *ctx.bucket;
-  const ObjectKey key(ctx.target.key);
-  // A change of the key waiting for the upstream (a delete) hides the upstream's copy.
+// A change of the key waiting for the upstream (a delete) hides the upstream's copy:
+// kNoSuchKey then.
+Result<void> UpstreamCopyVisible(RequestContext& ctx, const metadata::BucketRecord& bucket,
+                                 const ObjectKey& key) {
   auto waiting = ctx.services.index.GetWriteback(bucket.name, key);
   if (!waiting.ok()) {
-    co_return waiting.error();
+    return waiting.error();
   }
   if (waiting->has_value()) {
-    co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+    return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
   }
-  std::optional<FlightSeat> seat;
-  if (WholeObjectGet(ctx)) {
-    const bool waited = co_await WaitForLeader(seat, bucket.name.str() + '\0' + key.str());
-    if (waited) {
-      co_return co_await GetObject(ctx);  // the cached copy now, or a read-through again
-    }
-  }
+  return Ok();
+}
+
+// The record a read-through of the upstream's object at `key` caches it under (a HEAD).
+asio::awaitable<Result<metadata::ObjectRecord>> DescribeUpstreamObject(
+    RequestContext& ctx, const metadata::BucketRecord& bucket, const ObjectKey& key) {
   auto executor = co_await asio::this_coro::executor;
   auto& client = ctx.services.upstream->Client(executor);
   // No defaulted arguments into a coroutine: GCC 12 frees their temporaries wrongly.
@@ -556,7 +553,30 @@ HandlerResult ReadThrough(RequestContext& ctx) {
   if (!info.ok()) {
     co_return std::move(info).error();
   }
-  metadata::ObjectRecord record = RecordFromUpstream(bucket, key, *info);
+  co_return RecordFromUpstream(bucket, key, *info);
+}
+
+}  // namespace
+
+HandlerResult ReadThrough(RequestContext& ctx) {
+  const metadata::BucketRecord& bucket = *ctx.bucket;
+  const ObjectKey key(ctx.target.key);
+  auto visible = UpstreamCopyVisible(ctx, bucket, key);
+  if (!visible.ok()) {
+    co_return visible.error();
+  }
+  std::optional<FlightSeat> seat;
+  if (WholeObjectGet(ctx)) {
+    const bool waited = co_await WaitForLeader(seat, bucket.name.str() + '\0' + key.str());
+    if (waited) {
+      co_return co_await GetObject(ctx);  // the cached copy now, or a read-through again
+    }
+  }
+  auto described = co_await DescribeUpstreamObject(ctx, bucket, key);
+  if (!described.ok()) {
+    co_return std::move(described).error();
+  }
+  metadata::ObjectRecord record = std::move(described).value();
   auto location =
       metadata::DecodeUpstreamLocation(record.placements.front().extents.front().location);
   co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kNewCopy);
@@ -586,21 +606,15 @@ asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
   if (restore) {
     record = std::move(*known);
   } else {
-    auto waiting = ctx.services.index.GetWriteback(bucket.name, key);
-    if (!waiting.ok()) {
-      co_return waiting.error();
+    auto visible = UpstreamCopyVisible(ctx, bucket, key);
+    if (!visible.ok()) {
+      co_return visible.error();
     }
-    if (waiting->has_value()) {
-      co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+    auto described = co_await DescribeUpstreamObject(ctx, bucket, key);
+    if (!described.ok()) {
+      co_return std::move(described).error();
     }
-    auto executor = co_await asio::this_coro::executor;
-    auto& client = ctx.services.upstream->Client(executor);
-    storage::upstream::GetRequest plain;
-    auto info = co_await client.HeadObject(bucket.upstream_bucket, key.str(), plain);
-    if (!info.ok()) {
-      co_return std::move(info).error();
-    }
-    record = RecordFromUpstream(bucket, key, *info);
+    record = std::move(described).value();
   }
   const metadata::Placement* upstream = UpstreamPlacement(record, bucket.upstream_tier);
   if (upstream == nullptr) {

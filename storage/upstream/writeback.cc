@@ -46,8 +46,12 @@ std::vector<Header> UpstreamHeaders(const metadata::ObjectRecord& record) {
   if (!record.tags.empty()) {
     std::string tagging;  // as a query string, which is how S3 takes it in a header
     for (const auto& [key, value] : record.tags) {
-      tagging += (tagging.empty() ? "" : "&") + auth::UriEncode(key, true) + "=" +
-                 auth::UriEncode(value, true);
+      if (!tagging.empty()) {
+        tagging += '&';
+      }
+      tagging += auth::UriEncode(key, true);
+      tagging += '=';
+      tagging += auth::UriEncode(value, true);
     }
     headers.emplace_back("x-amz-tagging", std::move(tagging));
   }

@@ -364,6 +364,19 @@ def strata_factory(tmp_path):
 # boto3 clients
 
 
+def self_signed_cert(directory):
+    """(cert.pem, key.pem) under `directory`: a self-signed certificate for 127.0.0.1 (and
+    localhost), valid two days."""
+    key, crt = pathlib.Path(directory) / "key.pem", pathlib.Path(directory) / "cert.pem"
+    res = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(crt), "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+        capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    return crt, key
+
+
 def make_client(srv, access_key=None, secret_key=None, signature_version="s3v4", region=None,
                 **config_kwargs):
     """A boto3 S3 client for `srv`: path-style, SigV4 (unless asked), at most one retry

@@ -19,7 +19,6 @@ import os
 import threading
 import time
 
-import pytest
 
 from conftest import make_client, raises_s3
 from upstream import wait_until

@@ -3,25 +3,17 @@ which (boto3 >= 1.36) sends aws-chunked with a trailing CRC32 checksum."""
 import hashlib
 import socket
 import ssl
-import subprocess
 
 import pytest
 import requests
 
-from conftest import make_client, presign_url, raises_s3, sha256_stream, write_random_file
+from conftest import (make_client, presign_url, raises_s3, self_signed_cert, sha256_stream,
+                      write_random_file)
 
 
 @pytest.fixture(scope="module")
 def cert(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tls")
-    key, crt = d / "key.pem", d / "cert.pem"
-    res = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
-         "-out", str(crt), "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        capture_output=True, text=True, timeout=60)
-    assert res.returncode == 0, res.stderr
-    return crt, key
+    return self_signed_cert(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture

@@ -10,12 +10,11 @@ over HTTPS to an upstream whose certificate only the tier's `ca_file` vouches fo
 """
 import os
 import random
-import subprocess
 
 import botocore.exceptions
 import pytest
 
-from conftest import ADMIN_AK, ADMIN_SK, make_client, raises_s3
+from conftest import ADMIN_AK, ADMIN_SK, make_client, raises_s3, self_signed_cert
 from test_writeback import backlog, flush
 from upstream import DEFAULT_CONF, tomllib, wait_until
 
@@ -114,13 +113,7 @@ def test_versioned_history_reaches_a_strata_upstream(strata_factory):
 
 
 def test_https_upstream_trusted_through_ca_file(strata_factory, tmp_path):
-    key, crt = tmp_path / "key.pem", tmp_path / "cert.pem"
-    made = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
-         "-out", str(crt), "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        capture_output=True, text=True, timeout=60)
-    assert made.returncode == 0, made.stderr
+    crt, key = self_signed_cert(tmp_path)
     up = strata_factory({"server": {"tls_cert": str(crt), "tls_key": str(key)}}, name="upstream")
     assert up.endpoint.startswith("https://")
     s3_up = make_client(up)   # trusts the certificate: conftest passes it as `verify`
