@@ -18,7 +18,7 @@ import time
 STRATA = os.environ["STRATA_BIN"]
 BENCH = os.environ["STRATA_BENCH_BIN"]
 LOAD_FIELDS = {"requests", "errors", "bytes", "seconds", "req_per_s", "mb_per_s", "p50_ms",
-               "p99_ms", "max_ms", "first_error"}
+               "p99_ms", "max_ms", "ttfb_p50_ms", "ttfb_p99_ms", "first_error"}
 
 
 def free_port():
@@ -85,6 +85,8 @@ STANDARD = "hot"
             assert LOAD_FIELDS <= r.keys(), r
             assert r["errors"] == 0 and r["requests"] > 0 and r["req_per_s"] > 0, r
             assert 0 < r["p50_ms"] <= r["p99_ms"] <= r["max_ms"], r
+            # The header comes before the end of the answer.
+            assert 0 < r["ttfb_p50_ms"] <= r["ttfb_p99_ms"] <= r["max_ms"], r
             if method == "GET":
                 assert r["bytes"] == r["requests"] * 4096 or r["bytes"] >= r["requests"] * 4096, r
 

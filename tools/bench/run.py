@@ -70,7 +70,7 @@ class Profile:
         self.fill_budget = 20 if quick else 240    # seconds allowed for filling the large index
         self.fio_runtime = 3 if quick else 15
         self.list_duration = 3 if quick else 10
-        self.cold_objects = 2 if quick else 8      # 64 MiB objects read through once each
+        self.cold_objects = 4 if quick else 8      # 64 MiB objects read through once each
 
 
 class Bench:
