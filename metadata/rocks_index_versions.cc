@@ -91,7 +91,13 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
       if (!bucket_record->versioning.empty() && p.tier == bucket_record->upstream_tier &&
           !p.extents.empty()) {
         const auto id = DecodeUpstreamLocation(p.extents.front().location).version_id;
-        upstream_delete = id.empty() ? "null" : id;
+        // An object pushed before the upstream kept versions is its "null" version. A
+        // marker without an id made none upstream: there is nothing to delete.
+        if (!id.empty()) {
+          upstream_delete = id;
+        } else if (!(*row)->record.delete_marker) {
+          upstream_delete = "null";
+        }
       }
     }
     auto staged = StageWriteback(*bucket_record, key, 0, batch, upstream_delete);

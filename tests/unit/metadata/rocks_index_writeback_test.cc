@@ -257,6 +257,14 @@ TEST_F(VersionedWritebackTest, DeletingAPushedVersionQueuesItsUpstreamDelete) {
   ASSERT_TRUE(index_->RecordUpstreamCopy(BucketName("bound"), ObjectKey("k"), Pushed(v3, "")).ok());
   ASSERT_TRUE(index_->DeleteVersion(BucketName("bound"), ObjectKey("k"), VersionId("v3")).ok());
   EXPECT_EQ(Item("bound", "k")->upstream_deletes, (std::vector<std::string>{"u1", "null"}));
+
+  // A marker the upstream made no version for (it named none) deletes nothing there.
+  const auto marker = Marker("v4");
+  ASSERT_TRUE(index_->PutObject(marker).ok());
+  ASSERT_TRUE(
+      index_->RecordUpstreamCopy(BucketName("bound"), ObjectKey("k"), Pushed(marker, "")).ok());
+  ASSERT_TRUE(index_->DeleteVersion(BucketName("bound"), ObjectKey("k"), VersionId("v4")).ok());
+  EXPECT_EQ(Item("bound", "k")->upstream_deletes, (std::vector<std::string>{"u1", "null"}));
 }
 
 TEST(UpstreamLocationTest, EtagAloneOrWithItsVersion) {
