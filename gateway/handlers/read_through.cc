@@ -112,6 +112,16 @@ const metadata::Placement* UpstreamPlacement(const metadata::ObjectRecord& recor
   return nullptr;
 }
 
+// Where the upstream keeps `record` (kUnavailable when nowhere: a dirty version).
+Result<metadata::UpstreamLocation> UpstreamLocationOf(const metadata::ObjectRecord& record,
+                                                      std::string_view tier) {
+  const metadata::Placement* upstream = UpstreamPlacement(record, tier);
+  if (upstream == nullptr) {
+    return Error(ErrorCode::kUnavailable, "the object has no copy strata can read", true);
+  }
+  return metadata::DecodeUpstreamLocation(upstream->extents.front().location);
+}
+
 // Whole-object read-throughs in progress, by bucket and key, across all cores.
 struct Flight {
   std::atomic<bool> done{false};
@@ -577,17 +587,19 @@ HandlerResult ReadThrough(RequestContext& ctx) {
     co_return std::move(described).error();
   }
   metadata::ObjectRecord record = std::move(described).value();
-  auto location =
-      metadata::DecodeUpstreamLocation(record.placements.front().extents.front().location);
-  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kNewCopy);
+  auto location = UpstreamLocationOf(record, bucket.upstream_tier);
+  if (!location.ok()) {
+    co_return location.error();
+  }
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
+                                       Fill::kNewCopy);
 }
 
 HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
-  const metadata::Placement* upstream = UpstreamPlacement(record, ctx.bucket->upstream_tier);
-  if (upstream == nullptr) {
-    co_return Error(ErrorCode::kUnavailable, "the object has no copy strata can read", true);
+  auto location = UpstreamLocationOf(record, ctx.bucket->upstream_tier);
+  if (!location.ok()) {
+    co_return location.error();
   }
-  auto location = metadata::DecodeUpstreamLocation(upstream->extents.front().location);
   std::optional<FlightSeat> seat;
   if (WholeObjectGet(ctx)) {
     const bool waited = co_await WaitForLeader(seat, CopyId(record));
@@ -595,7 +607,8 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
       co_return co_await GetObject(ctx);  // restored now, or read through again
     }
   }
-  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kRestore);
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
+                                       Fill::kRestore);
 }
 
 asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
@@ -616,11 +629,10 @@ asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
     }
     record = std::move(described).value();
   }
-  const metadata::Placement* upstream = UpstreamPlacement(record, bucket.upstream_tier);
-  if (upstream == nullptr) {
-    co_return Error(ErrorCode::kUnavailable, "the object has no copy strata can read", true);
+  const auto location = UpstreamLocationOf(record, bucket.upstream_tier);
+  if (!location.ok()) {
+    co_return location.error();
   }
-  const auto location = metadata::DecodeUpstreamLocation(upstream->extents.front().location);
   auto begun = ctx.services.store.BeginWrite(bucket.name, {});
   if (!begun.ok()) {
     co_return std::move(begun).error();
@@ -630,14 +642,14 @@ asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
   if (record.size > 0) {
     const std::optional<ByteRange> whole;
     auto fetched =
-        co_await StreamFromUpstream(ctx, bucket, key, location, whole, fill.get(), fill_ok, false);
+        co_await StreamFromUpstream(ctx, bucket, key, *location, whole, fill.get(), fill_ok, false);
     if (!fetched.ok()) {
       co_return std::move(fetched).error();
     }
   }
   const VersionId version = record.version_id;
   const bool committed =
-      co_await CommitFill(ctx, std::move(fill), std::move(record), location.etag, restore);
+      co_await CommitFill(ctx, std::move(fill), std::move(record), location->etag, restore);
   if (!committed) {
     co_return Error(ErrorCode::kUnavailable,
                     "the object changed while strata fetched it from the upstream", true);

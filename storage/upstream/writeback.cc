@@ -313,6 +313,20 @@ struct WritebackWorker::State {
     co_return Ok();
   }
 
+  // What the index records of `version` once the upstream holds it at `location`.
+  metadata::UpstreamCopy CopyOf(const metadata::ObjectRecord& version,
+                                const metadata::UpstreamLocation& location) const {
+    metadata::UpstreamCopy copy;
+    copy.version_id = version.version_id;
+    copy.etag = version.etag;
+    copy.last_modified_ms = version.last_modified_ms;
+    copy.delete_marker = version.delete_marker;
+    copy.placement.tier = upstream.tier_name();
+    copy.placement.extents.push_back(
+        {metadata::EncodeUpstreamLocation(location), version.delete_marker ? 0 : version.size});
+    return copy;
+  }
+
   // One version as its own upstream version: a PUT, or a DELETE making a delete marker.
   asio::awaitable<Result<metadata::UpstreamCopy>> PushVersion(
       const metadata::BucketRecord& bucket, const metadata::ObjectRecord& version) {
@@ -324,15 +338,7 @@ struct WritebackWorker::State {
     if (!marked.ok()) {
       co_return std::move(marked).error();
     }
-    metadata::UpstreamCopy copy;
-    copy.version_id = version.version_id;
-    copy.etag = version.etag;
-    copy.last_modified_ms = version.last_modified_ms;
-    copy.delete_marker = true;
-    copy.placement.tier = upstream.tier_name();
-    copy.placement.extents.push_back(
-        {metadata::EncodeUpstreamLocation({"", marked->version_id}), 0});
-    co_return copy;
+    co_return CopyOf(version, {"", marked->version_id});
   }
 
   asio::awaitable<Result<void>> DeleteUpstreamVersion(const metadata::BucketRecord& bucket,
@@ -371,17 +377,10 @@ struct WritebackWorker::State {
                                                   " with ETag " + etag + ", expected " +
                                                   record.etag);
     }
-    metadata::UpstreamCopy copy;
-    copy.version_id = record.version_id;
-    copy.etag = record.etag;
-    copy.last_modified_ms = record.last_modified_ms;
-    copy.placement.tier = upstream.tier_name();
     // A versioned bucket reads its versions back by upstream version id; an unversioned
     // one by key, so that revalidation notices a change made behind strata's back.
     const std::string upstream_version = bucket.versioning.empty() ? "" : put->version_id;
-    copy.placement.extents.push_back(
-        {metadata::EncodeUpstreamLocation({etag, upstream_version}), record.size});
-    co_return copy;
+    co_return CopyOf(record, {etag, upstream_version});
   }
 };
 
