@@ -10,9 +10,10 @@
 // - No [[tiers]] at all: one local tier "hot" at <data_dir>/hot, unlimited.
 // - [storage_classes] without STANDARD: the tier named "hot" if declared, else the first
 //   local tier (an error when there is none). STANDARD_IA defaults to a tier named
-//   "warm", GLACIER_IR and GLACIER to a tier named "cold", when such tiers exist.
-// - HOT, WARM and COLD always map to the tiers named hot, warm and cold (when declared);
-//   they cannot be remapped.
+//   "warm", GLACIER_IR and GLACIER to a tier named "cold", when such tiers exist, else to
+//   the first tier of kind s3 (the upstream), if any.
+// - HOT, WARM and COLD always map to the tiers named hot, warm and cold (when declared;
+//   COLD else to the upstream); they cannot be remapped.
 #include "common/config.h"
 
 #include <arpa/inet.h>
@@ -650,6 +651,14 @@ class ConfigReader {
         out[cls] = tier;
       }
     }
+    // Without a tier named "cold", the cold classes name the upstream, whatever its name.
+    const auto upstream = std::find_if(tiers.begin(), tiers.end(),
+                                       [](const TierConfig& t) { return t.kind == TierKind::kS3; });
+    for (const char* cls : {"GLACIER_IR", "GLACIER", "COLD"}) {
+      if (upstream != tiers.end() && out.find(cls) == out.end()) {
+        out[cls] = upstream->name;
+      }
+    }
     return Ok();
   }
 
@@ -710,6 +719,33 @@ const TierConfig* Config::HotTier() const {
     if (t.name == it->second) {
       return &t;
     }
+  }
+  return nullptr;
+}
+
+const TierConfig* Config::TierOfClass(std::string_view storage_class) const {
+  const auto named = [&](std::string_view name) -> const TierConfig* {
+    for (const auto& t : tiers) {
+      if (t.name == name) {
+        return &t;
+      }
+    }
+    return nullptr;
+  };
+  const auto mapped = storage_classes.find(std::string(storage_class));
+  if (mapped != storage_classes.end()) {
+    return named(mapped->second);
+  }
+  if (storage_class == "HOT") {
+    const TierConfig* hot = named("hot");
+    return hot != nullptr ? hot : HotTier();
+  }
+  if (storage_class == "WARM") {
+    return named("warm");
+  }
+  if (storage_class == "COLD") {
+    const TierConfig* cold = named("cold");
+    return cold != nullptr ? cold : UpstreamTier();
   }
   return nullptr;
 }

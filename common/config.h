@@ -88,6 +88,10 @@ struct Config {
   const TierConfig* UpstreamTier() const;
   // The tier that new writes land on: the one STANDARD maps to.
   const TierConfig* HotTier() const;
+  // The tier a storage class names: [storage_classes], else HOT, WARM and COLD name the
+  // tiers "hot", "warm" and "cold" (COLD: the upstream when no tier is named "cold", HOT:
+  // the hot tier). nullptr when the class names no tier here.
+  const TierConfig* TierOfClass(std::string_view storage_class) const;
 };
 
 // Parses TOML text. `origin` names the source in error messages (a path or "<embedded>").

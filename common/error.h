@@ -46,9 +46,10 @@ enum class ErrorCode {
   kMethodNotAllowed,
   kRequestTimeout,
   // Tagging.
-  kInvalidTag,    // a tag key or value breaks S3's rules, or a key repeats
-  kTooManyTags,   // more tags than S3 allows (S3 answers 400 BadRequest)
-  kNoSuchTagSet,  // GetBucketTagging of a bucket without tags
+  kInvalidTag,                    // a tag key or value breaks S3's rules, or a key repeats
+  kTooManyTags,                   // more tags than S3 allows (S3 answers 400 BadRequest)
+  kNoSuchTagSet,                  // GetBucketTagging of a bucket without tags
+  kNoSuchLifecycleConfiguration,  // GetBucketLifecycleConfiguration of a bucket without rules
   // Multipart uploads.
   kNoSuchUpload,
   kInvalidPart,        // a named part is missing or its ETag/checksum differs

@@ -48,6 +48,23 @@ HandlerResult RouteTagging(RequestContext& ctx) {
   }
 }
 
+// ?lifecycle on a bucket.
+HandlerResult RouteLifecycle(RequestContext& ctx) {
+  if (!ctx.target.key.empty()) {
+    co_return NotImplemented();
+  }
+  switch (ctx.request().method()) {
+    case http::verb::put:
+      co_return co_await PutBucketLifecycleConfiguration(ctx);
+    case http::verb::get:
+      co_return co_await GetBucketLifecycleConfiguration(ctx);
+    case http::verb::delete_:
+      co_return co_await DeleteBucketLifecycleConfiguration(ctx);
+    default:
+      co_return MethodNotAllowed();
+  }
+}
+
 HandlerResult Route(RequestContext& ctx) {
   const auto& t = ctx.target;
   auto verb = ctx.request().method();
@@ -65,7 +82,7 @@ HandlerResult Route(RequestContext& ctx) {
   }
   // PUT on a bucket creates it, unless it configures a sub-resource of an existing one.
   bool creating_bucket = t.key.empty() && verb == http::verb::put && !t.HasParam("versioning") &&
-                         !t.HasParam("tagging");
+                         !t.HasParam("tagging") && !t.HasParam("lifecycle");
   if (!creating_bucket) {
     // A missing bucket is left to the handler, which answers NoSuchBucket.
     auto bucket = ctx.services.store.GetBucket(BucketName(t.bucket));
@@ -96,6 +113,9 @@ HandlerResult Route(RequestContext& ctx) {
   }
   if (t.HasParam("tagging")) {
     co_return co_await RouteTagging(ctx);
+  }
+  if (t.HasParam("lifecycle")) {
+    co_return co_await RouteLifecycle(ctx);
   }
   if (!t.key.empty() && t.HasParam("attributes")) {
     if (verb != http::verb::get) {

@@ -70,6 +70,8 @@ S3ErrorInfo LookupS3Error(ErrorCode code) {
       return {400, "BadRequest"};
     case ErrorCode::kNoSuchTagSet:
       return {404, "NoSuchTagSet"};
+    case ErrorCode::kNoSuchLifecycleConfiguration:
+      return {404, "NoSuchLifecycleConfiguration"};
     case ErrorCode::kNoSuchUpload:
       return {404, "NoSuchUpload"};
     case ErrorCode::kInvalidPart:

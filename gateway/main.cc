@@ -13,6 +13,7 @@
 #include "gateway/services.h"
 #include "metadata/index.h"
 #include "storage/data_path.h"
+#include "storage/engine/lifecycle_worker.h"
 #include "storage/object_store.h"
 #include "storage/upstream/upstream.h"
 #include "storage/upstream/writeback.h"
@@ -71,8 +72,10 @@ int main(int argc, char** argv) {
   if (ec) {
     return Fail("server.data_dir: cannot create " + config->server.data_dir + ": " + ec.message());
   }
-  auto index = metadata::Index::Open(config->server.data_dir + "/index",
-                                     metadata::IndexOptions{.sync = config->server.fsync});
+  auto index = metadata::Index::Open(
+      config->server.data_dir + "/index",
+      metadata::IndexOptions{.sync = config->server.fsync,
+                             .lifecycle_day_ms = config->lifecycle.day.count()});
   if (!index.ok()) {
     return Fail("cannot open the index: " + index.error().message);
   }
@@ -109,6 +112,9 @@ int main(int argc, char** argv) {
                  backlog.bytes);
   }
 
+  // Lifecycle rules, applied from the index's due-time queue every [lifecycle] interval.
+  storage::LifecycleWorker lifecycle(*config, **index, **store, clock);
+
   gateway::Server server(services);
   auto started = server.Start();
   if (!started.ok()) {
@@ -117,6 +123,7 @@ int main(int argc, char** argv) {
   if (writeback) {
     writeback->Start();
   }
+  lifecycle.Start();
   server.Run();
   writeback.reset();
   if (upstream) {

@@ -18,6 +18,22 @@ S3Operation Tagging(verb method, bool bucket_level) {
   }
 }
 
+S3Operation Lifecycle(verb method, bool bucket_level) {
+  if (!bucket_level) {
+    return MethodOperation(method);
+  }
+  switch (method) {
+    case verb::get:
+      return S3Operation::kGetBucketLifecycleConfiguration;
+    case verb::put:
+      return S3Operation::kPutBucketLifecycleConfiguration;
+    case verb::delete_:
+      return S3Operation::kDeleteBucketLifecycleConfiguration;
+    default:
+      return MethodOperation(method);
+  }
+}
+
 S3Operation BucketOperation(const S3Target& t, verb method) {
   switch (method) {
     case verb::put:
@@ -126,6 +142,12 @@ std::string_view OperationName(S3Operation op) {
       return "PutBucketTagging";
     case S3Operation::kDeleteBucketTagging:
       return "DeleteBucketTagging";
+    case S3Operation::kGetBucketLifecycleConfiguration:
+      return "GetBucketLifecycleConfiguration";
+    case S3Operation::kPutBucketLifecycleConfiguration:
+      return "PutBucketLifecycleConfiguration";
+    case S3Operation::kDeleteBucketLifecycleConfiguration:
+      return "DeleteBucketLifecycleConfiguration";
     case S3Operation::kDeleteObjects:
       return "DeleteObjects";
     case S3Operation::kPutObject:
@@ -189,7 +211,6 @@ bool HasUnsupportedSubresource(const S3Target& target) {
                                                 "intelligent-tiering",
                                                 "inventory",
                                                 "legal-hold",
-                                                "lifecycle",
                                                 "logging",
                                                 "metrics",
                                                 "notification",
@@ -231,6 +252,9 @@ S3Operation ClassifyOperation(const S3Target& target, verb method, bool copy_sou
   }
   if (target.HasParam("tagging")) {
     return Tagging(method, bucket_level);
+  }
+  if (target.HasParam("lifecycle")) {
+    return Lifecycle(method, bucket_level);
   }
   if (HasUnsupportedSubresource(target)) {
     return MethodOperation(method);

@@ -147,6 +147,148 @@ bool GetPairs(Decoder& d, std::vector<std::pair<std::string, std::string>>* pair
   return true;
 }
 
+// Optional values: a presence byte, then the value.
+void PutOptional(Encoder& e, const std::optional<std::int64_t>& v) {
+  e.PutByte(v ? 1 : 0);
+  if (v) {
+    e.PutSignedVarint(*v);
+  }
+}
+
+bool GetOptional(Decoder& d, std::optional<std::int64_t>* v) {
+  std::uint8_t present = 0;
+  if (!d.GetByte(&present) || present > 1) {
+    return false;
+  }
+  if (present == 0) {
+    v->reset();
+    return true;
+  }
+  std::int64_t value = 0;
+  if (!d.GetSignedVarint(&value)) {
+    return false;
+  }
+  *v = value;
+  return true;
+}
+
+void PutOptionalSize(Encoder& e, const std::optional<std::uint64_t>& v) {
+  e.PutByte(v ? 1 : 0);
+  if (v) {
+    e.PutVarint(*v);
+  }
+}
+
+bool GetOptionalSize(Decoder& d, std::optional<std::uint64_t>* v) {
+  std::uint8_t present = 0;
+  if (!d.GetByte(&present) || present > 1) {
+    return false;
+  }
+  if (present == 0) {
+    v->reset();
+    return true;
+  }
+  std::uint64_t value = 0;
+  if (!d.GetVarint(&value)) {
+    return false;
+  }
+  *v = value;
+  return true;
+}
+
+void PutRule(Encoder& e, const LifecycleRule& r) {
+  e.PutString(r.id);
+  e.PutByte(r.enabled ? 1 : 0);
+  e.PutByte(static_cast<std::uint8_t>(r.filter.form));
+  e.PutByte(r.filter.prefix ? 1 : 0);
+  e.PutString(r.filter.prefix.value_or(""));
+  PutPairs(e, r.filter.tags);
+  PutOptionalSize(e, r.filter.size_greater_than);
+  PutOptionalSize(e, r.filter.size_less_than);
+  e.PutVarint(r.transitions.size());
+  for (const auto& t : r.transitions) {
+    PutOptional(e, t.days);
+    PutOptional(e, t.date_ms);
+    e.PutString(t.storage_class);
+  }
+  e.PutVarint(r.noncurrent_transitions.size());
+  for (const auto& t : r.noncurrent_transitions) {
+    e.PutSignedVarint(t.noncurrent_days);
+    PutOptional(e, t.newer_noncurrent_versions);
+    e.PutString(t.storage_class);
+  }
+  PutOptional(e, r.expiration_days);
+  PutOptional(e, r.expiration_date_ms);
+  e.PutByte(r.expired_object_delete_marker ? 1 : 0);
+  PutOptional(e, r.noncurrent_expiration_days);
+  PutOptional(e, r.noncurrent_newer_versions);
+  PutOptional(e, r.abort_incomplete_days);
+}
+
+bool GetFlag(Decoder& d, bool* flag) {
+  std::uint8_t b = 0;
+  if (!d.GetByte(&b) || b > 1) {
+    return false;
+  }
+  *flag = b == 1;
+  return true;
+}
+
+bool GetRule(Decoder& d, LifecycleRule* r) {
+  std::uint8_t form = 0;
+  bool has_prefix = false;
+  std::string prefix;
+  if (!d.GetString(&r->id) || !GetFlag(d, &r->enabled) || !d.GetByte(&form) ||
+      form > static_cast<std::uint8_t>(LifecycleFilter::Form::kAnd) || !GetFlag(d, &has_prefix) ||
+      !d.GetString(&prefix) || !GetPairs(d, &r->filter.tags) ||
+      !GetOptionalSize(d, &r->filter.size_greater_than) ||
+      !GetOptionalSize(d, &r->filter.size_less_than)) {
+    return false;
+  }
+  r->filter.form = static_cast<LifecycleFilter::Form>(form);
+  if (has_prefix) {
+    r->filter.prefix = std::move(prefix);
+  }
+  std::size_t count = 0;
+  if (!d.GetCount(3, &count)) {
+    return false;
+  }
+  r->transitions.resize(count);
+  for (auto& t : r->transitions) {
+    if (!GetOptional(d, &t.days) || !GetOptional(d, &t.date_ms) || !d.GetString(&t.storage_class)) {
+      return false;
+    }
+  }
+  if (!d.GetCount(3, &count)) {
+    return false;
+  }
+  r->noncurrent_transitions.resize(count);
+  for (auto& t : r->noncurrent_transitions) {
+    if (!d.GetSignedVarint(&t.noncurrent_days) || !GetOptional(d, &t.newer_noncurrent_versions) ||
+        !d.GetString(&t.storage_class)) {
+      return false;
+    }
+  }
+  return GetOptional(d, &r->expiration_days) && GetOptional(d, &r->expiration_date_ms) &&
+         GetFlag(d, &r->expired_object_delete_marker) &&
+         GetOptional(d, &r->noncurrent_expiration_days) &&
+         GetOptional(d, &r->noncurrent_newer_versions) && GetOptional(d, &r->abort_incomplete_days);
+}
+
+bool GetRules(Decoder& d, std::vector<LifecycleRule>* rules) {
+  std::size_t count = 0;
+  if (!d.GetCount(16, &count)) {
+    return false;
+  }
+  rules->resize(count);
+  for (auto& rule : *rules) {
+    if (!GetRule(d, &rule)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string EncodeBucket(const BucketRecord& bucket) {
@@ -156,10 +298,14 @@ std::string EncodeBucket(const BucketRecord& bucket) {
   e.PutString(bucket.owner);
   e.PutSignedVarint(bucket.created_ms);
   e.PutString(bucket.region);
-  e.PutString(bucket.versioning);       // format 2
-  PutPairs(e, bucket.tags);             // format 3
-  e.PutString(bucket.upstream_tier);    // format 4
-  e.PutString(bucket.upstream_bucket);  // format 4
+  e.PutString(bucket.versioning);        // format 2
+  PutPairs(e, bucket.tags);              // format 3
+  e.PutString(bucket.upstream_tier);     // format 4
+  e.PutString(bucket.upstream_bucket);   // format 4
+  e.PutVarint(bucket.lifecycle.size());  // format 5
+  for (const auto& rule : bucket.lifecycle) {
+    PutRule(e, rule);
+  }
   return std::move(e).Finish();
 }
 
@@ -172,7 +318,7 @@ Result<BucketRecord> DecodeBucket(std::string_view bytes) {
       !d.GetString(&b.owner) || !d.GetSignedVarint(&b.created_ms) || !d.GetString(&b.region) ||
       (format >= 2 && !d.GetString(&b.versioning)) || (format >= 3 && !GetPairs(d, &b.tags)) ||
       (format >= 4 && (!d.GetString(&b.upstream_tier) || !d.GetString(&b.upstream_bucket))) ||
-      !d.done()) {
+      (format >= 5 && !GetRules(d, &b.lifecycle)) || !d.done()) {
     return Corrupt("bucket");
   }
   b.name = BucketName(std::move(name));

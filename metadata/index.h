@@ -15,12 +15,23 @@
 
 #include "common/error.h"
 #include "common/ids.h"
+#include "metadata/keys.h"
 #include "metadata/records.h"
 
 namespace strata::metadata {
 
 struct IndexOptions {
   bool sync = true;  // fsync the WAL on every committing write
+  // The length of a lifecycle "day" (config [lifecycle] day), for the due times the index
+  // queues when a key of a bucket with lifecycle rules changes.
+  std::int64_t lifecycle_day_ms = 86'400'000;
+};
+
+// A bucket whose lifecycle rules changed since its keys were last queued; `token` tells
+// this change from a later one.
+struct LifecycleReseed {
+  BucketName bucket;
+  std::string token;
 };
 
 // What a write requires of the current version (S3 conditional writes). Checked under the
@@ -29,6 +40,13 @@ struct WriteCondition {
   bool if_absent = false;  // If-None-Match: * -> kPreconditionFailed if a version exists
   std::optional<std::string> if_etag;  // If-Match -> kPreconditionFailed if the ETag differs,
                                        //   kNoSuchKey if there is no current version
+  // The lifecycle worker's: the newest version must still be this one (id and time)
+  // -> kPreconditionFailed.
+  struct Stamp {
+    VersionId version_id;
+    std::int64_t last_modified_ms = 0;
+  };
+  std::optional<Stamp> if_newest = {};
 };
 
 struct ListObjectsPage {
@@ -109,9 +127,15 @@ class Index {
   // One version by id; kNotFound when the key has no such version.
   virtual Result<ObjectRecord> GetVersion(const BucketName& bucket, const ObjectKey& key,
                                           const VersionId& version_id) = 0;
-  // Removes one version for good and returns it; kNotFound when absent.
-  virtual Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
-                                             const VersionId& version_id) = 0;
+  // Removes one version for good and returns it; kNotFound when absent, and when
+  // `if_last_modified_ms` is given and the version's time differs (it was replaced).
+  virtual Result<ObjectRecord> DeleteVersion(
+      const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
+      const std::optional<std::int64_t>& if_last_modified_ms) = 0;
+  Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
+                                     const VersionId& version_id) {
+    return DeleteVersion(bucket, key, version_id, std::nullopt);
+  }
   // Replaces the tags of one version in place, under the key's lock: `version_id`'s, or
   // the newest when nullopt. The row keeps its place and every other field (no new
   // version, same ETag and Last-Modified). Returns the updated record. kNoSuchBucket;
@@ -207,17 +231,38 @@ class Index {
   virtual Result<std::optional<ObjectRecord>> DropCleanVersion(const BucketName& bucket,
                                                                const ObjectKey& key,
                                                                const UpstreamCopy& copy) = 0;
-  // Rewrites the placements of one version in place under the key's lock, if the version
-  // with `version_id` still has `etag` and `last_modified_ms` and is not a delete marker:
-  // `change` edits them and returns whether to write (the row keeps its place, queueing
-  // nothing). Returns whether a change was written. Evicting a clean version's local copy
-  // and restoring it use this.
-  virtual Result<bool> ChangePlacements(
-      const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
-      const std::string& etag, std::int64_t last_modified_ms,
-      const std::function<bool(std::vector<Placement>&)>& change) = 0;
   // Items and bytes waiting, kept in memory (counted at open, updated by every commit).
   virtual WritebackTotals WritebackBacklog() const = 0;
+
+  // Lifecycle (metadata/README.md). Every change of a key in a bucket with rules queues
+  // a due row for the key (metadata/lifecycle.h's NextKeyDue over its new versions), and
+  // every new upload one for its abort, in the change's batch.
+  // Replaces a bucket's rules (empty removes them) and marks it for a reseed in the same
+  // batch. kNoSuchBucket.
+  virtual Result<void> SetBucketLifecycle(const BucketName& name,
+                                          const std::vector<LifecycleRule>& rules) = 0;
+  // Rows due at or before now_ms, earliest first, at most max.
+  virtual Result<std::vector<LifecycleRow>> DueLifecycleRows(std::int64_t now_ms,
+                                                             std::size_t max) = 0;
+  // Adds `add` and removes `remove` in one batch.
+  virtual Result<void> UpdateLifecycleRows(const std::vector<LifecycleRow>& add,
+                                           const std::vector<LifecycleRow>& remove) = 0;
+  // Buckets marked for a reseed; FinishReseed clears a mark unless a newer change set it.
+  virtual Result<std::vector<LifecycleReseed>> LifecycleReseeds() = 0;
+  virtual Result<void> FinishReseed(const LifecycleReseed& reseed) = 0;
+  // The versions of bucket/key, newest first, at most max.
+  virtual Result<std::vector<ObjectRecord>> KeyVersions(const BucketName& bucket,
+                                                        const ObjectKey& key, std::size_t max) = 0;
+  // Rewrites one version's record in place under the key's lock, if the version with
+  // `version_id` still has `etag` and `last_modified_ms` and is not a delete marker:
+  // `change` edits its placements or storage class (never the fields that identify it)
+  // and returns whether to write. The row keeps its place, queueing nothing. Returns
+  // whether a change was written. Evicting a clean version's local copy, restoring it and
+  // lifecycle transitions use this.
+  virtual Result<bool> ChangeVersion(const BucketName& bucket, const ObjectKey& key,
+                                     const VersionId& version_id, const std::string& etag,
+                                     std::int64_t last_modified_ms,
+                                     const std::function<bool(ObjectRecord&)>& change) = 0;
 
   // Users created through the admin API (bootstrap users live in the config).
   virtual Result<void> PutUser(const UserRecord& user) = 0;

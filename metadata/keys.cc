@@ -1,5 +1,8 @@
 #include "metadata/keys.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "metadata/codec.h"
 
 namespace strata::metadata {
@@ -91,6 +94,64 @@ std::optional<ParsedWritebackRow> ParseWritebackRowKey(std::string_view row) {
     return std::nullopt;
   }
   return ParsedWritebackRow{row.substr(0, zero), row.substr(zero + 1)};
+}
+
+std::string LifecycleRowKey(const LifecycleRow& row) {
+  std::string out(kLifecycleRowPrefix);
+  // Due times before the epoch never occur; clamping keeps the order of the rest.
+  const auto due = static_cast<std::uint64_t>(std::max<std::int64_t>(row.due_ms, 0));
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((due >> shift) & 0xff));
+  }
+  out.push_back(row.upload_id.empty() ? 'k' : 'u');
+  out.append(row.bucket);
+  out.push_back('\0');
+  out.append(row.key);
+  if (!row.upload_id.empty()) {
+    out.push_back('\0');
+    out.append(row.upload_id);
+  }
+  return out;
+}
+
+std::optional<LifecycleRow> ParseLifecycleRowKey(std::string_view row) {
+  if (!row.starts_with(kLifecycleRowPrefix) || row.size() < kLifecycleRowPrefix.size() + 9) {
+    return std::nullopt;
+  }
+  row.remove_prefix(kLifecycleRowPrefix.size());
+  std::uint64_t due = 0;
+  for (int i = 0; i < 8; ++i) {
+    due = (due << 8) | static_cast<std::uint8_t>(row[i]);
+  }
+  const char kind = row[8];
+  row.remove_prefix(9);
+  const std::size_t zero = row.find('\0');
+  if ((kind != 'k' && kind != 'u') || zero == std::string_view::npos || zero == 0 ||
+      due > static_cast<std::uint64_t>(INT64_MAX)) {
+    return std::nullopt;
+  }
+  LifecycleRow out;
+  out.due_ms = static_cast<std::int64_t>(due);
+  out.bucket = std::string(row.substr(0, zero));
+  std::string_view rest = row.substr(zero + 1);
+  if (kind == 'u') {
+    // Keys never hold 0x00, so the last one separates the upload id.
+    const std::size_t split = rest.rfind('\0');
+    if (split == std::string_view::npos || split + 1 == rest.size()) {
+      return std::nullopt;
+    }
+    out.key = std::string(rest.substr(0, split));
+    out.upload_id = std::string(rest.substr(split + 1));
+  } else {
+    out.key = std::string(rest);
+  }
+  return out;
+}
+
+std::string ReseedRowKey(std::string_view bucket) {
+  std::string out(kReseedRowPrefix);
+  out.append(bucket);
+  return out;
 }
 
 }  // namespace strata::metadata

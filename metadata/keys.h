@@ -43,4 +43,23 @@ struct ParsedWritebackRow {
 };
 std::optional<ParsedWritebackRow> ParseWritebackRowKey(std::string_view row);
 
+// queues CF, lifecycle due rows: "l" 0x00 BE64(due ms) kind bucket 0x00 key [0x00 upload_id],
+// kind 'k' (a key whose versions the rules act on) or 'u' (a multipart upload to abort), so
+// the rows due first sort first and the worker reads exactly those. Values are empty.
+// A row is a hint: the worker re-reads the key and the rules before it acts.
+inline constexpr std::string_view kLifecycleRowPrefix{"l\0", 2};
+struct LifecycleRow {
+  std::int64_t due_ms = 0;
+  std::string bucket;
+  std::string key;
+  std::string upload_id;  // empty: a key row
+};
+std::string LifecycleRowKey(const LifecycleRow& row);
+std::optional<LifecycleRow> ParseLifecycleRowKey(std::string_view row);
+
+// queues CF, lifecycle reseeds: "r" 0x00 bucket: a bucket whose rules changed, whose keys
+// the worker must queue anew. Written in the same batch as the rules.
+inline constexpr std::string_view kReseedRowPrefix{"r\0", 2};
+std::string ReseedRowKey(std::string_view bucket);
+
 }  // namespace strata::metadata

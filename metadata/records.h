@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,50 @@ namespace strata::metadata {
 // S3 tags (object or bucket): (key, value) pairs in the order the client sent them, keys
 // unique. The gateway enforces S3's limits before anything is stored.
 using Tags = std::vector<std::pair<std::string, std::string>>;
+
+// S3 lifecycle configuration (PutBucketLifecycleConfiguration), as validated by the
+// gateway. Times are in lifecycle days (config [lifecycle] day), dates in Unix epoch ms.
+struct LifecycleFilter {
+  // How the rule named its objects, kept so GetBucketLifecycleConfiguration answers in
+  // the form it was given: the rule-level <Prefix> of the old API, a <Filter> with one
+  // predicate (or none), or a <Filter><And>.
+  enum class Form : std::uint8_t { kRulePrefix = 0, kFilter = 1, kAnd = 2 };
+  Form form = Form::kFilter;
+  std::optional<std::string> prefix;
+  Tags tags;  // every one must be on the object
+  std::optional<std::uint64_t> size_greater_than;
+  std::optional<std::uint64_t> size_less_than;
+};
+
+struct LifecycleTransition {
+  std::optional<std::int64_t> days;     // after creation
+  std::optional<std::int64_t> date_ms;  // or from this date on (midnight UTC)
+  std::string storage_class;
+};
+
+struct NoncurrentTransition {
+  std::int64_t noncurrent_days = 0;                       // after the version became noncurrent
+  std::optional<std::int64_t> newer_noncurrent_versions;  // keep this many newer ones as they are
+  std::string storage_class;
+};
+
+struct LifecycleRule {
+  std::string id;
+  bool enabled = true;
+  LifecycleFilter filter;
+  std::vector<LifecycleTransition> transitions;
+  std::vector<NoncurrentTransition> noncurrent_transitions;
+  // Expiration of current versions: by age or date; and/or removal of delete markers
+  // that are a key's only version left.
+  std::optional<std::int64_t> expiration_days;
+  std::optional<std::int64_t> expiration_date_ms;
+  bool expired_object_delete_marker = false;
+  // NoncurrentVersionExpiration.
+  std::optional<std::int64_t> noncurrent_expiration_days;
+  std::optional<std::int64_t> noncurrent_newer_versions;
+  // AbortIncompleteMultipartUpload: DaysAfterInitiation.
+  std::optional<std::int64_t> abort_incomplete_days;
+};
 
 struct BucketRecord {
   BucketName name;
@@ -27,6 +72,8 @@ struct BucketRecord {
   // change of a bound bucket queues a write-back item in the same batch.
   std::string upstream_tier = {};
   std::string upstream_bucket = {};
+  // PutBucketLifecycleConfiguration's rules; empty: none (GET answers 404).
+  std::vector<LifecycleRule> lifecycle = {};
 };
 
 // A run of an object's bytes stored as one unit on a tier.

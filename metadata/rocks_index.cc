@@ -326,6 +326,11 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const BucketRecord&
     return Error(ErrorCode::kPreconditionFailed,
                  "At least one of the pre-conditions you specified did not hold");
   }
+  if (condition.if_newest &&
+      (!current->has_value() || (*current)->record.version_id != condition.if_newest->version_id ||
+       (*current)->record.last_modified_ms != condition.if_newest->last_modified_ms)) {
+    return Error(ErrorCode::kPreconditionFailed, "the newest version changed");
+  }
   if (condition.if_etag) {
     if (!exists) {
       return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
@@ -361,6 +366,8 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const BucketRecord&
   if (!s.ok()) {
     return FromStatus(s, "put object");
   }
+  STRATA_RETURN_IF_ERROR(StageLifecycleKey(bucket, object.key, object,
+                                           replaced ? replaced->row_key : "", std::nullopt, batch));
   if (!replaced) {
     return std::optional<ObjectRecord>();
   }

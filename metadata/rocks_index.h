@@ -51,8 +51,10 @@ class RocksIndex final : public Index {
   // Versions: rocks_index_versions.cc.
   Result<ObjectRecord> GetVersion(const BucketName& bucket, const ObjectKey& key,
                                   const VersionId& version_id) override;
-  Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
-                                     const VersionId& version_id) override;
+  using Index::DeleteVersion;
+  Result<ObjectRecord> DeleteVersion(
+      const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
+      const std::optional<std::int64_t>& if_last_modified_ms) override;
   Result<ObjectRecord> SetObjectTags(const BucketName& bucket, const ObjectKey& key,
                                      const std::optional<VersionId>& version_id,
                                      const Tags& tags) override;
@@ -101,13 +103,24 @@ class RocksIndex final : public Index {
   Result<void> DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
                               const std::string& error) override;
   WritebackTotals WritebackBacklog() const override;
-  Result<bool> ChangePlacements(
-      const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
-      const std::string& etag, std::int64_t last_modified_ms,
-      const std::function<bool(std::vector<Placement>&)>& change) override;
+  Result<bool> ChangeVersion(const BucketName& bucket, const ObjectKey& key,
+                             const VersionId& version_id, const std::string& etag,
+                             std::int64_t last_modified_ms,
+                             const std::function<bool(ObjectRecord&)>& change) override;
   Result<std::optional<ObjectRecord>> DropCleanVersion(const BucketName& bucket,
                                                        const ObjectKey& key,
                                                        const UpstreamCopy& copy) override;
+
+  // Lifecycle rules and due rows: rocks_index_lifecycle.cc.
+  Result<void> SetBucketLifecycle(const BucketName& name,
+                                  const std::vector<LifecycleRule>& rules) override;
+  Result<std::vector<LifecycleRow>> DueLifecycleRows(std::int64_t now_ms, std::size_t max) override;
+  Result<void> UpdateLifecycleRows(const std::vector<LifecycleRow>& add,
+                                   const std::vector<LifecycleRow>& remove) override;
+  Result<std::vector<LifecycleReseed>> LifecycleReseeds() override;
+  Result<void> FinishReseed(const LifecycleReseed& reseed) override;
+  Result<std::vector<ObjectRecord>> KeyVersions(const BucketName& bucket, const ObjectKey& key,
+                                                std::size_t max) override;
 
   Result<void> PutUser(const UserRecord& user) override;
   Result<UserRecord> GetUser(const std::string& access_key) override;
@@ -170,6 +183,15 @@ class RocksIndex final : public Index {
                                                    const WriteCondition& condition,
                                                    rocksdb::WriteBatch& batch,
                                                    StagedWriteback& staged);
+  // When `bucket` has lifecycle rules: stages the due row of bucket/key as the batch will
+  // leave it: `newest` (a version the batch adds, if any) above the stored versions, of
+  // which the row `changed_row` (empty: none) becomes `changed_to` (nullopt: deleted).
+  // Callers hold the key's lock.
+  Result<void> StageLifecycleKey(const BucketRecord& bucket, const ObjectKey& key,
+                                 const std::optional<ObjectRecord>& newest,
+                                 const std::string& changed_row,
+                                 const std::optional<ObjectRecord>& changed_to,
+                                 rocksdb::WriteBatch& batch);
   // All parts of an upload, in number order.
   // Reads the bucket record under its exclusive stripe, applies `change` and writes it
   // back. kNoSuchBucket.

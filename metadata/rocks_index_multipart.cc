@@ -9,6 +9,7 @@
 #include "common/guard.h"
 #include "metadata/codec.h"
 #include "metadata/keys.h"
+#include "metadata/lifecycle.h"
 #include "metadata/rocks_index.h"
 #include "metadata/rocks_util.h"
 
@@ -34,11 +35,25 @@ Result<void> RocksIndex::CreateUpload(const UploadRecord& upload) {
   STRATA_RETURN_IF_ERROR(CheckUploadId(upload.upload_id));
   return GuardExceptions("create upload", [&]() -> Result<void> {
     std::shared_lock bucket_lock(BucketLock(upload.object.bucket));
-    STRATA_RETURN_IF_ERROR(RequireBucket(upload.object.bucket));
-    rocksdb::Status s = db_->Put(SyncedWrites(), multipart_,
-                                 UploadRowKey(upload.object.bucket.view(), upload.object.key.view(),
-                                              upload.upload_id.view()),
-                                 EncodeUpload(upload));
+    auto bucket = RequireBucket(upload.object.bucket);
+    if (!bucket.ok()) {
+      return std::move(bucket).error();
+    }
+    rocksdb::WriteBatch batch;
+    rocksdb::Status s = batch.Put(multipart_,
+                                  UploadRowKey(upload.object.bucket.view(),
+                                               upload.object.key.view(), upload.upload_id.view()),
+                                  EncodeUpload(upload));
+    // An AbortIncompleteMultipartUpload rule's due time is known from the start.
+    auto abort_due = UploadAbortDue(bucket->lifecycle, upload, options_.lifecycle_day_ms);
+    if (s.ok() && abort_due) {
+      const LifecycleRow row{*abort_due, upload.object.bucket.str(), upload.object.key.str(),
+                             upload.upload_id.str()};
+      s = batch.Put(queues_, LifecycleRowKey(row), rocksdb::Slice());
+    }
+    if (s.ok()) {
+      s = db_->Write(SyncedWrites(), &batch);
+    }
     if (!s.ok()) {
       return FromStatus(s, "create upload");
     }

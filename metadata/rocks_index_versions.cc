@@ -65,8 +65,9 @@ Result<ObjectRecord> RocksIndex::GetVersion(const BucketName& bucket, const Obje
   });
 }
 
-Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const ObjectKey& key,
-                                               const VersionId& version_id) {
+Result<ObjectRecord> RocksIndex::DeleteVersion(
+    const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
+    const std::optional<std::int64_t>& if_last_modified_ms) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
   STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
   return GuardExceptions("delete version", [&]() -> Result<ObjectRecord> {
@@ -80,7 +81,8 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
     if (!row.ok()) {
       return std::move(row).error();
     }
-    if (!row->has_value()) {
+    if (!row->has_value() ||
+        (if_last_modified_ms && (*row)->record.last_modified_ms != *if_last_modified_ms)) {
       return Error(ErrorCode::kNotFound, "no version " + version_id.str() + " of " + key.str());
     }
     rocksdb::WriteBatch batch;
@@ -104,6 +106,9 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(const BucketName& bucket, const O
     if (!staged.ok()) {
       return std::move(staged).error();
     }
+    // Another version may be current now, or a delete marker the only one left.
+    STRATA_RETURN_IF_ERROR(
+        StageLifecycleKey(*bucket_record, key, std::nullopt, (*row)->row_key, std::nullopt, batch));
     rocksdb::Status s = batch.Delete(objects_, (*row)->row_key);
     if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);
@@ -124,7 +129,10 @@ Result<ObjectRecord> RocksIndex::SetObjectTags(const BucketName& bucket, const O
   return GuardExceptions("set object tags", [&]() -> Result<ObjectRecord> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
-    STRATA_RETURN_IF_ERROR(RequireBucket(bucket));
+    auto bucket_record = RequireBucket(bucket);
+    if (!bucket_record.ok()) {
+      return std::move(bucket_record).error();
+    }
     auto row = version_id ? FindVersion(bucket, key, *version_id) : FindCurrent(bucket, key);
     if (!row.ok()) {
       return std::move(row).error();
@@ -138,8 +146,15 @@ Result<ObjectRecord> RocksIndex::SetObjectTags(const BucketName& bucket, const O
                    "The specified method is not allowed against this resource.");
     }
     record.tags = tags;
+    // Tag filters may select the version now (or no longer).
+    rocksdb::WriteBatch batch;
+    STRATA_RETURN_IF_ERROR(
+        StageLifecycleKey(*bucket_record, key, std::nullopt, (*row)->row_key, record, batch));
     // The same row key: the version keeps its place in the key's stack.
-    rocksdb::Status s = db_->Put(SyncedWrites(), objects_, (*row)->row_key, EncodeObject(record));
+    rocksdb::Status s = batch.Put(objects_, (*row)->row_key, EncodeObject(record));
+    if (s.ok()) {
+      s = db_->Write(SyncedWrites(), &batch);
+    }
     if (!s.ok()) {
       return FromStatus(s, "set object tags");
     }

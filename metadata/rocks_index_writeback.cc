@@ -275,11 +275,11 @@ Result<std::optional<ObjectRecord>> RocksIndex::DropCleanVersion(const BucketNam
   });
 }
 
-Result<bool> RocksIndex::ChangePlacements(
-    const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
-    const std::string& etag, std::int64_t last_modified_ms,
-    const std::function<bool(std::vector<Placement>&)>& change) {
-  return GuardExceptions("change placements", [&]() -> Result<bool> {
+Result<bool> RocksIndex::ChangeVersion(const BucketName& bucket, const ObjectKey& key,
+                                       const VersionId& version_id, const std::string& etag,
+                                       std::int64_t last_modified_ms,
+                                       const std::function<bool(ObjectRecord&)>& change) {
+  return GuardExceptions("change version", [&]() -> Result<bool> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
     auto row = FindVersion(bucket, key, version_id);
@@ -290,12 +290,20 @@ Result<bool> RocksIndex::ChangePlacements(
       return false;
     }
     ObjectRecord& record = (*row)->record;
-    if (!change(record.placements)) {
+    if (record.delete_marker) {
       return false;
     }
-    rocksdb::Status s = db_->Put(SyncedWrites(), objects_, (*row)->row_key, EncodeObject(record));
+    const ObjectRecord before = record;
+    if (!change(record)) {
+      return false;
+    }
+    // Only the placements and the class are the caller's to change.
+    ObjectRecord changed = before;
+    changed.placements = std::move(record.placements);
+    changed.storage_class = std::move(record.storage_class);
+    rocksdb::Status s = db_->Put(SyncedWrites(), objects_, (*row)->row_key, EncodeObject(changed));
     if (!s.ok()) {
-      return FromStatus(s, "change placements");
+      return FromStatus(s, "change version");
     }
     return true;
   });

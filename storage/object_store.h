@@ -148,6 +148,17 @@ class ObjectStore {
   // the only one). Blocking.
   virtual Result<bool> EvictLocalCopy(const metadata::ObjectRecord& record,
                                       const std::string& upstream_tier) = 0;
+  // A lifecycle transition to a class on the upstream: like EvictLocalCopy, and the
+  // version's storage class becomes `storage_class` in the same write. Blocking.
+  virtual Result<bool> MoveToUpstream(const metadata::ObjectRecord& record,
+                                      const std::string& upstream_tier,
+                                      const std::string& storage_class) = 0;
+  // A lifecycle expiration of `version` if it is still as given (same id and time; for
+  // `as_current`, still the key's newest): a current version is deleted as a DELETE
+  // without a version id would (a delete marker in a versioned bucket), any other one is
+  // removed for good, with its bytes. Returns false when the key changed meanwhile.
+  // Blocking.
+  virtual Result<bool> ExpireVersion(const metadata::ObjectRecord& version, bool as_current) = 0;
   // Makes `write` (the bytes of `record`, read through again) its local copy again.
   // Returns false, dropping the bytes, when the version changed meanwhile or has a local
   // copy already. Blocking.

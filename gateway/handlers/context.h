@@ -92,6 +92,11 @@ HandlerResult PutBucketTagging(RequestContext& ctx);     // PUT bucket ?tagging
 HandlerResult GetBucketTagging(RequestContext& ctx);     // GET bucket ?tagging
 HandlerResult DeleteBucketTagging(RequestContext& ctx);  // DELETE bucket ?tagging
 
+// Lifecycle configuration (handlers/lifecycle_handlers.cc).
+HandlerResult PutBucketLifecycleConfiguration(RequestContext& ctx);     // PUT bucket ?lifecycle
+HandlerResult GetBucketLifecycleConfiguration(RequestContext& ctx);     // GET bucket ?lifecycle
+HandlerResult DeleteBucketLifecycleConfiguration(RequestContext& ctx);  // DELETE bucket ?lifecycle
+
 // GetObjectAttributes (handlers/attributes_handlers.cc).
 HandlerResult GetObjectAttributes(RequestContext& ctx);  // GET key ?attributes
 

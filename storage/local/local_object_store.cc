@@ -219,11 +219,55 @@ Result<bool> LocalObjectStore::DropCachedCopy(const BucketName& bucket, const Ob
 
 Result<bool> LocalObjectStore::EvictLocalCopy(const metadata::ObjectRecord& record,
                                               const std::string& upstream_tier) {
-  return GuardExceptions("evict local copy", [&]() -> Result<bool> {
+  return MoveToUpstream(record, upstream_tier, record.storage_class);
+}
+
+Result<bool> LocalObjectStore::ExpireVersion(const metadata::ObjectRecord& version,
+                                             bool as_current) {
+  return GuardExceptions("expire version", [&]() -> Result<bool> {
+    auto bucket = GetBucket(version.bucket);
+    if (!bucket.ok()) {
+      return std::move(bucket).error();
+    }
+    if (as_current && !bucket->versioning.empty()) {
+      metadata::ObjectRecord marker;
+      marker.bucket = version.bucket;
+      marker.key = version.key;
+      marker.delete_marker = true;
+      marker.last_modified_ms = NowMs();
+      marker.version_id = VersionId(
+          bucket->versioning == "Enabled" ? TimeOrderedId(marker.last_modified_ms) : "null");
+      metadata::WriteCondition condition;
+      condition.if_newest = {version.version_id, version.last_modified_ms};
+      auto committed = CommitVersion(marker, condition, "");
+      if (!committed.ok() && committed.error().code == ErrorCode::kPreconditionFailed) {
+        return false;
+      }
+      STRATA_RETURN_IF_ERROR(committed);
+      return true;
+    }
+    auto removed = index_.DeleteVersion(version.bucket, version.key, version.version_id,
+                                        std::optional<std::int64_t>(version.last_modified_ms));
+    if (!removed.ok()) {
+      if (removed.error().code == ErrorCode::kNotFound) {
+        return false;
+      }
+      return std::move(removed).error();
+    }
+    RemoveData(*removed, "");
+    return true;
+  });
+}
+
+Result<bool> LocalObjectStore::MoveToUpstream(const metadata::ObjectRecord& record,
+                                              const std::string& upstream_tier,
+                                              const std::string& storage_class) {
+  return GuardExceptions("move to upstream", [&]() -> Result<bool> {
     std::vector<metadata::Placement> evicted;
-    auto changed = index_.ChangePlacements(
+    auto changed = index_.ChangeVersion(
         record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
-        [&](std::vector<metadata::Placement>& placements) {
+        [&](metadata::ObjectRecord& version) {
+          auto& placements = version.placements;
           const bool clean = std::any_of(placements.begin(), placements.end(),
                                          [&](const auto& p) { return p.tier == upstream_tier; });
           if (!clean) {
@@ -237,7 +281,9 @@ Result<bool> LocalObjectStore::EvictLocalCopy(const metadata::ObjectRecord& reco
               ++it;
             }
           }
-          return !evicted.empty();
+          const bool reclassed = version.storage_class != storage_class;
+          version.storage_class = storage_class;
+          return !evicted.empty() || reclassed;
         });
     if (!changed.ok()) {
       return std::move(changed).error();
@@ -261,9 +307,10 @@ Result<bool> LocalObjectStore::RestoreLocalCopy(std::unique_ptr<PendingWrite> wr
     LocalTempFile& file = pending->file();
     STRATA_RETURN_IF_ERROR(tier_->Promote(file));
     const metadata::Placement local{tier_->name(), {{file.id(), record.size}}};
-    auto changed = index_.ChangePlacements(
+    auto changed = index_.ChangeVersion(
         record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
-        [&](std::vector<metadata::Placement>& placements) {
+        [&](metadata::ObjectRecord& version) {
+          auto& placements = version.placements;
           if (std::any_of(placements.begin(), placements.end(),
                           [&](const auto& p) { return p.tier == tier_->name(); })) {
             return false;

@@ -58,6 +58,10 @@ class LocalObjectStore final : public ObjectStore {
                                                   metadata::ObjectRecord record) override;
   Result<bool> DropCachedCopy(const BucketName& bucket, const ObjectKey& key,
                               const metadata::UpstreamCopy& copy) override;
+  Result<bool> MoveToUpstream(const metadata::ObjectRecord& record,
+                              const std::string& upstream_tier,
+                              const std::string& storage_class) override;
+  Result<bool> ExpireVersion(const metadata::ObjectRecord& version, bool as_current) override;
   Result<bool> EvictLocalCopy(const metadata::ObjectRecord& record,
                               const std::string& upstream_tier) override;
   Result<bool> RestoreLocalCopy(std::unique_ptr<PendingWrite> write,

@@ -367,6 +367,22 @@ TEST(ConfigTest, StorageClasses) {
     EXPECT_EQ(r->HotTier()->name, "nvme");
     EXPECT_EQ(r->storage_classes.at("GLACIER"), "up");
   }
+  // The cold classes default to the upstream when no tier is named "cold".
+  {
+    auto r = ParseConfig(
+        "[[tiers]]\nname = \"up\"\nkind = \"s3\"\nendpoint = \"http://x\"\n"
+        "[[tiers]]\nname = \"hot\"\nkind = \"local\"\npath = \"/n\"\n",
+        "t");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->storage_classes.at("GLACIER"), "up");
+    EXPECT_EQ(r->storage_classes.at("GLACIER_IR"), "up");
+    ASSERT_NE(r->TierOfClass("COLD"), nullptr);
+    EXPECT_EQ(r->TierOfClass("COLD")->name, "up");
+    EXPECT_EQ(r->TierOfClass("HOT")->name, "hot");
+    EXPECT_EQ(r->TierOfClass("WARM"), nullptr);         // no warm tier declared
+    EXPECT_EQ(r->TierOfClass("STANDARD_IA"), nullptr);  // nor a default for it
+    EXPECT_EQ(r->TierOfClass("ONEZONE_IA"), nullptr);
+  }
   // No local tier to default to.
   EXPECT_CONFIG_ERROR(
       "[[tiers]]\nname = \"up\"\nkind = \"s3\"\nendpoint = \"http://x\"\n"

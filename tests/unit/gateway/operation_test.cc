@@ -41,7 +41,11 @@ TEST(Operation, Buckets) {
   EXPECT_EQ(Op(verb::get, "/b?tagging"), "GetBucketTagging");
   EXPECT_EQ(Op(verb::put, "/b?tagging"), "PutBucketTagging");
   EXPECT_EQ(Op(verb::delete_, "/b?tagging"), "DeleteBucketTagging");
-  EXPECT_EQ(Op(verb::get, "/b?lifecycle"), "GET");  // not implemented: not ListObjects
+  EXPECT_EQ(Op(verb::get, "/b?lifecycle"), "GetBucketLifecycleConfiguration");
+  EXPECT_EQ(Op(verb::put, "/b?lifecycle"), "PutBucketLifecycleConfiguration");
+  EXPECT_EQ(Op(verb::delete_, "/b?lifecycle"), "DeleteBucketLifecycleConfiguration");
+  EXPECT_EQ(Op(verb::get, "/b/k?lifecycle"), "GET");  // no object-level lifecycle
+  EXPECT_EQ(Op(verb::get, "/b?cors"), "GET");         // not implemented: not ListObjects
   EXPECT_EQ(Op(verb::options, "/b"), "OTHER");
 }
 
