@@ -102,8 +102,13 @@ int main(int argc, char** argv) {
       return Fail(made.error().message);
     }
     upstream = std::move(made).value();
-    writeback = std::make_unique<storage::WritebackWorker>(
-        **index, **store, *upstream, storage::WritebackOptions{.delay = config->writeback.delay});
+    storage::WritebackOptions options{.delay = config->writeback.delay};
+    for (const auto& [cls, tier] : config->storage_classes) {
+      if (tier == cold->name) {
+        options.cold_classes.insert(cls);
+      }
+    }
+    writeback = std::make_unique<storage::WritebackWorker>(**index, **store, *upstream, options);
     services.upstream = upstream.get();
     services.writeback = writeback.get();
     const auto backlog = (*index)->WritebackBacklog();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <utility>
 
 #include "common/guard.h"
@@ -48,7 +49,27 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const Config& config, met
     if (!tier.ok()) {
       return std::move(tier).error();
     }
-    auto store = std::make_unique<LocalObjectStore>(std::move(tier).value(), index, sweep);
+    // The other local tiers (warm), and the classes whose versions live on each.
+    std::vector<std::unique_ptr<LocalTier>> others;
+    for (const auto& t : config.tiers) {
+      if (t.kind != TierKind::kLocal || t.name == hot->name) {
+        continue;
+      }
+      auto other = LocalTier::Open(t.name, t.path, config.server.fsync);
+      if (!other.ok()) {
+        return std::move(other).error();
+      }
+      others.push_back(std::move(other).value());
+    }
+    std::map<std::string, std::string> class_tiers;
+    for (const auto& [cls, name] : config.storage_classes) {
+      const TierConfig* t = config.TierOfClass(cls);
+      if (t != nullptr && t->kind == TierKind::kLocal) {
+        class_tiers[cls] = name;
+      }
+    }
+    auto store = std::make_unique<LocalObjectStore>(std::move(tier).value(), std::move(others),
+                                                    std::move(class_tiers), index, sweep);
     if (sweep.at_open) {
       // Nothing writes yet, so every unreferenced file from before the open is an orphan.
       store->SweepAndLog(opened, true);

@@ -1,5 +1,7 @@
 // ObjectStore: the storage engine the gateway talks to. Buckets, and whole objects whose
-// bytes live on the hot local tier and whose records live in the index.
+// bytes live on the local tiers (new writes on the hot one; a version whose storage class
+// names another local tier, such as warm, is moved there as it is committed) and whose
+// records live in the index.
 //
 // A write streams into a PendingWrite (a temporary file on the hot tier, hashed as it
 // grows); CommitWrite makes it durable (fsync), moves it into place and commits the
@@ -81,7 +83,8 @@ struct SweepOptions {
 
 class ObjectStore {
  public:
-  // Opens the store: the hot tier from config.HotTier() (created if missing), swept of
+  // Opens the store: the hot tier from config.HotTier() and every other tier of kind
+  // local (created if missing), swept of
   // orphans (logged), with a background sweeper per `sweep`; the store owns its thread
   // and stops it on destruction.
   static Result<std::unique_ptr<ObjectStore>> Open(const Config& config, metadata::Index& index,
@@ -153,6 +156,12 @@ class ObjectStore {
   virtual Result<bool> MoveToUpstream(const metadata::ObjectRecord& record,
                                       const std::string& upstream_tier,
                                       const std::string& storage_class) = 0;
+  // Moves the bytes of `record` to the local tier `tier` and sets its storage class, in
+  // one index write; the old copy is freed. A version without a local copy (evicted) only
+  // changes class. Returns false when the version changed meanwhile. Blocking.
+  virtual Result<bool> MoveToLocalTier(const metadata::ObjectRecord& record,
+                                       const std::string& tier,
+                                       const std::string& storage_class) = 0;
   // A lifecycle expiration of `version` if it is still as given (same id and time; for
   // `as_current`, still the key's newest): a current version is deleted as a DELETE
   // without a version id would (a delete marker in a versioned bucket), any other one is
@@ -164,7 +173,7 @@ class ObjectStore {
   // copy already. Blocking.
   virtual Result<bool> RestoreLocalCopy(std::unique_ptr<PendingWrite> write,
                                         const metadata::ObjectRecord& record) = 0;
-  // Whether the version has its bytes on the local tier.
+  // Whether the version has its bytes on a local tier.
   virtual bool HasLocalCopy(const metadata::ObjectRecord& record) const = 0;
 
   // The current version. kNoSuchKey when there is none; a delete marker is returned as

@@ -26,9 +26,9 @@ std::string NewRuleId() {
   return id;
 }
 
-// Every transition must name a class this gateway can move the bucket's objects to: a
-// class on the upstream tier the bucket is bound to. Moves between local tiers are not
-// built yet, and refusing the rule says so instead of ignoring it.
+// Every transition must name a class this gateway can move the bucket's objects to: one
+// on a local tier (warm), or on the upstream tier the bucket is bound to. Peer tiers do
+// not store data yet, and refusing the rule says so instead of ignoring it.
 Result<void> CheckTargets(const Config& config, const metadata::BucketRecord& bucket,
                           const std::vector<metadata::LifecycleRule>& rules) {
   const auto check = [&](const std::string& cls) -> Result<void> {
@@ -37,11 +37,11 @@ Result<void> CheckTargets(const Config& config, const metadata::BucketRecord& bu
       return Error(ErrorCode::kInvalidArgument,
                    "The storage class " + cls + " names no tier of this gateway");
     }
-    if (tier->kind != TierKind::kS3) {
-      return Error(ErrorCode::kInvalidArgument, "Transitions to the local tier " + tier->name +
+    if (tier->kind == TierKind::kPeer) {
+      return Error(ErrorCode::kInvalidArgument, "Transitions to the peer tier " + tier->name +
                                                     " (" + cls + ") are not supported yet");
     }
-    if (bucket.upstream_tier != tier->name) {
+    if (tier->kind == TierKind::kS3 && bucket.upstream_tier != tier->name) {
       return Error(ErrorCode::kInvalidArgument, "The storage class " + cls + " is the tier " +
                                                     tier->name +
                                                     ", which this bucket is not bound to");

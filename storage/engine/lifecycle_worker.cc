@@ -68,6 +68,11 @@ void LifecycleWorker::Loop() {
   }
 }
 
+bool LifecycleWorker::Stopping() const {
+  std::lock_guard lock(mu_);
+  return stopping_;
+}
+
 LifecycleStats LifecycleWorker::stats() const {
   std::lock_guard lock(mu_);
   return stats_;
@@ -107,13 +112,7 @@ Result<void> LifecycleWorker::RunPass() {
   }
   // Rows that fall due while the pass runs wait for the next one, so a pass ends.
   const std::int64_t now = NowMs();
-  while (true) {
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) {
-        return Ok();
-      }
-    }
+  while (!Stopping()) {
     auto due = index_.DueLifecycleRows(now, kRowsPerRead);
     if (!due.ok()) {
       return std::move(due).error();
@@ -122,6 +121,9 @@ Result<void> LifecycleWorker::RunPass() {
       break;
     }
     for (const auto& row : *due) {
+      if (Stopping()) {
+        return Ok();
+      }
       auto next = row.upload_id.empty() ? HandleKey(row) : HandleUpload(row);
       std::vector<LifecycleRow> add;
       if (!next.ok()) {
@@ -176,6 +178,9 @@ Result<void> LifecycleWorker::Reseed(const metadata::LifecycleReseed& reseed) {
   std::string key_marker;
   std::string version_marker;
   while (true) {
+    if (Stopping()) {
+      return Ok();  // the mark stays: the next start reseeds the bucket again
+    }
     auto page = index_.ListVersions(reseed.bucket, "", key_marker, version_marker, kRowsPerRead);
     if (!page.ok()) {
       return std::move(page).error();
@@ -300,13 +305,16 @@ Result<bool> LifecycleWorker::ApplyDue(const metadata::BucketRecord& bucket,
         return Rank(a.storage_class) < Rank(b.storage_class);
       });
   const TierConfig* tier = config_.TierOfClass(target.storage_class);
-  if (tier == nullptr || tier->kind != TierKind::kS3 || bucket.upstream_tier != tier->name) {
+  const bool upstream = tier != nullptr && tier->kind == TierKind::kS3;
+  if (tier == nullptr || tier->kind == TierKind::kPeer ||
+      (upstream && bucket.upstream_tier != tier->name)) {
     // Refused when the rules were set; the configuration changed since.
     spdlog::warn("lifecycle: {}/{}: cannot move to {} here", bucket.name.str(), version.key.str(),
                  target.storage_class);
     return false;
   }
-  auto moved = store_.MoveToUpstream(version, tier->name, target.storage_class);
+  auto moved = upstream ? store_.MoveToUpstream(version, tier->name, target.storage_class)
+                        : store_.MoveToLocalTier(version, tier->name, target.storage_class);
   if (!moved.ok()) {
     return std::move(moved).error();
   }

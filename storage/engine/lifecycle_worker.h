@@ -11,10 +11,10 @@
 // touches only rows that are due, so an object that becomes due moves within about one
 // interval however many objects the buckets hold.
 //
-// Transitions to a class on the upstream (cold) tier drop the local copy once the
-// upstream has the version: a version not written back yet is looked at again next
-// interval. A GET of a cold version reads through. Transitions to another local tier are
-// not supported yet (the gateway refuses such rules).
+// A transition to a class on another local tier (warm) moves the bytes there. One to a
+// class on the upstream (cold) tier drops the local copy once the upstream has the
+// version: a version not written back yet is looked at again next interval. A GET of a
+// cold version reads through.
 #pragma once
 
 #include <chrono>
@@ -55,6 +55,7 @@ class LifecycleWorker {
 
  private:
   std::int64_t NowMs() const;
+  bool Stopping() const;
   int Rank(std::string_view storage_class) const;
   Result<void> Reseed(const metadata::LifecycleReseed& reseed);
   // Acts on one due row; returns the row to queue next, if any.

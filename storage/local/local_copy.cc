@@ -13,16 +13,18 @@ Result<metadata::ObjectRecord> LocalObjectStore::CopyObject(const metadata::Obje
   return GuardExceptions("copy object", [&]() -> Result<metadata::ObjectRecord> {
     const metadata::Placement* placement = LocalPlacement(source);
     if (placement == nullptr) {
-      return Error(ErrorCode::kUnavailable, "object has no copy on tier " + tier_->name());
+      return Error(ErrorCode::kUnavailable, "object has no local copy");
     }
-    metadata::Placement linked{tier_->name(), {}};
+    // Linked on the source's tier; PlaceByClass then moves it if the new class says so.
+    const LocalTier& tier = *LocalTierNamed(placement->tier);
+    metadata::Placement linked{tier.name(), {}};
     auto unlink_all = [&] {
       for (const auto& extent : linked.extents) {
-        RemoveQuietly(extent.location);
+        RemoveQuietly(tier, extent.location);
       }
     };
     for (const auto& extent : placement->extents) {
-      auto id = tier_->Link(extent.location);
+      auto id = tier.Link(extent.location);
       if (!id.ok()) {
         unlink_all();
         if (id.error().code == ErrorCode::kNotFound) {
@@ -51,10 +53,11 @@ Result<metadata::ObjectRecord> LocalObjectStore::CopyObject(const metadata::Obje
     }
     if (!committed.ok()) {
       for (const auto& extent : record.placements[0].extents) {
-        RemoveQuietly(extent.location);
+        RemoveQuietly(tier, extent.location);
       }
       return std::move(committed).error();
     }
+    PlaceByClass(record);
     return record;
   });
 }

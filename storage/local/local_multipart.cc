@@ -96,7 +96,7 @@ Result<metadata::PartRecord> LocalObjectStore::CopyPart(const metadata::ObjectRe
   return GuardExceptions("copy part", [&]() -> Result<metadata::PartRecord> {
     const metadata::Placement* placement = LocalPlacement(source);
     if (placement == nullptr) {
-      return Error(ErrorCode::kUnavailable, "object has no copy on tier " + tier_->name());
+      return Error(ErrorCode::kUnavailable, "object has no local copy");
     }
     // A whole single-file object whose checksums the upload needs: share its bytes.
     const bool whole =
@@ -104,7 +104,8 @@ Result<metadata::PartRecord> LocalObjectStore::CopyPart(const metadata::ObjectRe
         placement->extents.size() == 1 &&
         (upload.checksum_algorithm.empty() || HasChecksum(source, upload.checksum_algorithm));
     if (whole) {
-      auto linked = tier_->Link(placement->extents[0].location);
+      // Parts live on the hot tier, whichever tier the source is on.
+      auto linked = tier_->Adopt(*LocalTierNamed(placement->tier), placement->extents[0].location);
       if (!linked.ok()) {
         if (linked.error().code == ErrorCode::kNotFound) {
           return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
@@ -197,6 +198,7 @@ Result<metadata::ObjectRecord> LocalObjectStore::CompleteUpload(const BucketName
     if (done->replaced) {
       RemoveData(*done->replaced, "");
     }
+    PlaceByClass(done->object);
     return std::move(done->object);
   });
 }

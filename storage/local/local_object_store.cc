@@ -171,6 +171,7 @@ Result<metadata::ObjectRecord> LocalObjectStore::CommitWrite(
       RemoveQuietly(file.id());
       return std::move(committed).error();
     }
+    PlaceByClass(record);
     return record;
   });
 }
@@ -274,7 +275,7 @@ Result<bool> LocalObjectStore::MoveToUpstream(const metadata::ObjectRecord& reco
             return false;  // dirty: these bytes exist nowhere else
           }
           for (auto it = placements.begin(); it != placements.end();) {
-            if (it->tier == tier_->name()) {
+            if (LocalTierNamed(it->tier) != nullptr) {
               evicted.push_back(std::move(*it));
               it = placements.erase(it);
             } else {
@@ -312,7 +313,7 @@ Result<bool> LocalObjectStore::RestoreLocalCopy(std::unique_ptr<PendingWrite> wr
         [&](metadata::ObjectRecord& version) {
           auto& placements = version.placements;
           if (std::any_of(placements.begin(), placements.end(),
-                          [&](const auto& p) { return p.tier == tier_->name(); })) {
+                          [&](const auto& p) { return LocalTierNamed(p.tier) != nullptr; })) {
             return false;
           }
           placements.insert(placements.begin(), local);
@@ -320,8 +321,14 @@ Result<bool> LocalObjectStore::RestoreLocalCopy(std::unique_ptr<PendingWrite> wr
         });
     if (!changed.ok() || !*changed) {
       RemoveQuietly(file.id());
+      return changed;
     }
-    return changed;
+    // Read back onto hot; a version whose class names another local tier goes there.
+    auto restored = index_.GetVersion(record.bucket, record.key, record.version_id);
+    if (restored.ok()) {
+      PlaceByClass(*restored);
+    }
+    return true;
   });
 }
 
@@ -338,24 +345,14 @@ Result<metadata::ObjectRecord> LocalObjectStore::HeadObject(const BucketName& bu
   return record;
 }
 
-const metadata::Placement* LocalObjectStore::LocalPlacement(
-    const metadata::ObjectRecord& record) const {
-  for (const auto& p : record.placements) {
-    if (p.tier == tier_->name()) {
-      return &p;
-    }
-  }
-  return nullptr;
-}
-
 Result<std::unique_ptr<ObjectReader>> LocalObjectStore::OpenObject(
     const metadata::ObjectRecord& record) {
   return GuardExceptions("open object", [&]() -> Result<std::unique_ptr<ObjectReader>> {
     const metadata::Placement* placement = LocalPlacement(record);
     if (placement == nullptr) {
-      return Error(ErrorCode::kUnavailable, "object has no copy on tier " + tier_->name());
+      return Error(ErrorCode::kUnavailable, "object has no local copy");
     }
-    auto reader = ExtentReader::Open(*tier_, placement->extents);
+    auto reader = ExtentReader::Open(*LocalTierNamed(placement->tier), placement->extents);
     if (!reader.ok()) {
       return std::move(reader).error();
     }
@@ -452,12 +449,13 @@ Result<ObjectStore::Deleted> LocalObjectStore::DeleteVersion(const BucketName& b
 
 void LocalObjectStore::RemoveData(const metadata::ObjectRecord& old, const std::string& keep) {
   for (const auto& p : old.placements) {
-    if (p.tier != tier_->name()) {
+    const LocalTier* tier = LocalTierNamed(p.tier);
+    if (tier == nullptr) {
       continue;
     }
     for (const auto& extent : p.extents) {
       if (extent.location != keep) {
-        RemoveQuietly(extent.location);
+        RemoveQuietly(*tier, extent.location);
       }
     }
   }
@@ -465,16 +463,18 @@ void LocalObjectStore::RemoveData(const metadata::ObjectRecord& old, const std::
 
 void LocalObjectStore::RemoveParts(const std::vector<metadata::PartRecord>& parts) {
   for (const auto& part : parts) {
-    if (part.tier == tier_->name()) {
-      RemoveQuietly(part.location);
+    if (const LocalTier* tier = LocalTierNamed(part.tier)) {
+      RemoveQuietly(*tier, part.location);
     }
   }
 }
 
-void LocalObjectStore::RemoveQuietly(const std::string& id) {
-  auto removed = tier_->Remove(id);
+void LocalObjectStore::RemoveQuietly(const std::string& id) { RemoveQuietly(*tier_, id); }
+
+void LocalObjectStore::RemoveQuietly(const LocalTier& tier, const std::string& id) {
+  auto removed = tier.Remove(id);
   if (!removed.ok()) {
-    spdlog::warn("storage: could not remove data file {} on tier {}: {}", id, tier_->name(),
+    spdlog::warn("storage: could not remove data file {} on tier {}: {}", id, tier.name(),
                  removed.error().message);
   }
 }

@@ -1,10 +1,14 @@
-// LocalObjectStore: the ObjectStore on one local hot tier and the index (private to
-// storage/). Objects: local_object_store.cc; copies: local_copy.cc; multipart uploads:
-// local_multipart.cc; the orphan sweep: local_sweep.cc.
+// LocalObjectStore: the ObjectStore on the local tiers and the index (private to
+// storage/). New bytes land on the hot tier; a version whose storage class names another
+// local tier (warm) is moved there when it is committed, and lifecycle transitions move
+// versions between them. Objects: local_object_store.cc; tiers and placement:
+// local_placement.cc; copies: local_copy.cc; multipart uploads: local_multipart.cc; the
+// orphan sweep: local_sweep.cc.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,8 +24,17 @@ namespace strata::storage {
 
 class LocalObjectStore final : public ObjectStore {
  public:
-  LocalObjectStore(std::unique_ptr<LocalTier> tier, metadata::Index& index, SweepOptions sweep = {})
-      : tier_(std::move(tier)), index_(index), sweep_(sweep) {}
+  // `hot`: where new bytes land. `others`: the other local tiers. `class_tiers`: storage
+  // class -> the local tier (hot or one of `others`) its versions are kept on; a class
+  // not in it (a cold class, or none) leaves a version where it is.
+  LocalObjectStore(std::unique_ptr<LocalTier> hot, std::vector<std::unique_ptr<LocalTier>> others,
+                   std::map<std::string, std::string> class_tiers, metadata::Index& index,
+                   SweepOptions sweep = {})
+      : tier_(std::move(hot)),
+        others_(std::move(others)),
+        class_tiers_(std::move(class_tiers)),
+        index_(index),
+        sweep_(sweep) {}
   ~LocalObjectStore() override;  // stops the sweeper thread, if started
   LocalObjectStore(const LocalObjectStore&) = delete;
   LocalObjectStore& operator=(const LocalObjectStore&) = delete;
@@ -62,6 +75,8 @@ class LocalObjectStore final : public ObjectStore {
                               const std::string& upstream_tier,
                               const std::string& storage_class) override;
   Result<bool> ExpireVersion(const metadata::ObjectRecord& version, bool as_current) override;
+  Result<bool> MoveToLocalTier(const metadata::ObjectRecord& record, const std::string& tier,
+                               const std::string& storage_class) override;
   Result<bool> EvictLocalCopy(const metadata::ObjectRecord& record,
                               const std::string& upstream_tier) override;
   Result<bool> RestoreLocalCopy(std::unique_ptr<PendingWrite> write,
@@ -115,8 +130,17 @@ class LocalObjectStore final : public ObjectStore {
   Result<void> CommitVersion(const metadata::ObjectRecord& record,
                              const metadata::WriteCondition& condition, const std::string& keep);
 
-  // The extents of `record` on this tier; nullptr when it has no copy here.
+  // The extents of `record` on a local tier (the first such placement); nullptr when it
+  // has no local copy.
   const metadata::Placement* LocalPlacement(const metadata::ObjectRecord& record) const;
+  // The local tier of that name, or nullptr.
+  const LocalTier* LocalTierNamed(std::string_view name) const;
+  // Gives every extent of `from` (on a local tier) a name on `to`: links, or copies when
+  // the tiers are on different file systems. Removes what it made on failure.
+  Result<metadata::Placement> AdoptPlacement(const metadata::Placement& from, const LocalTier& to);
+  // After a commit: moves `record` to the local tier its storage class names, if another.
+  // A failed move leaves the version where it is (logged): it is still whole and durable.
+  void PlaceByClass(metadata::ObjectRecord& record);
   // Stores a promoted data file as part `number` of `upload`, freeing the part it
   // replaces; removes the file when the upload is gone.
   Result<metadata::PartRecord> StorePart(metadata::PartRecord part,
@@ -126,9 +150,12 @@ class LocalObjectStore final : public ObjectStore {
   // leaks a file (found later by the orphan sweep), so it is logged, not returned.
   void RemoveData(const metadata::ObjectRecord& old, const std::string& keep);
   void RemoveParts(const std::vector<metadata::PartRecord>& parts);
-  void RemoveQuietly(const std::string& id);
+  void RemoveQuietly(const std::string& id);  // on the hot tier
+  void RemoveQuietly(const LocalTier& tier, const std::string& id);
 
-  std::unique_ptr<LocalTier> tier_;
+  std::unique_ptr<LocalTier> tier_;  // hot
+  std::vector<std::unique_ptr<LocalTier>> others_;
+  std::map<std::string, std::string> class_tiers_;
   metadata::Index& index_;
   SweepOptions sweep_;
 

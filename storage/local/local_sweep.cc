@@ -59,24 +59,31 @@ Result<std::size_t> LocalObjectStore::SweepOrphans(std::chrono::system_clock::ti
           referenced.insert(id);
         }
       }));
-  std::vector<std::string> orphans;
-  STRATA_RETURN_IF_ERROR(tier_->ForEachDataFile(
-      [&](std::string_view name, std::chrono::system_clock::time_point changed) {
-        FileId id;
-        if (changed < cutoff && ParseFileId(name, &id) && !referenced.contains(id)) {
-          orphans.emplace_back(name);
-        }
-      }));
+  // Every local tier; file ids are random 128-bit numbers, unique across tiers.
+  std::vector<const LocalTier*> tiers = {tier_.get()};
+  for (const auto& t : others_) {
+    tiers.push_back(t.get());
+  }
   std::size_t removed = 0;
-  for (const auto& id : orphans) {
-    auto gone = tier_->Remove(id);
-    if (!gone.ok()) {
-      spdlog::warn("storage: orphan sweep could not remove {}: {}", tier_->DataPath(id),
-                   gone.error().message);
-      continue;
+  for (const LocalTier* tier : tiers) {
+    std::vector<std::string> orphans;
+    STRATA_RETURN_IF_ERROR(tier->ForEachDataFile(
+        [&](std::string_view name, std::chrono::system_clock::time_point changed) {
+          FileId id;
+          if (changed < cutoff && ParseFileId(name, &id) && !referenced.contains(id)) {
+            orphans.emplace_back(name);
+          }
+        }));
+    for (const auto& id : orphans) {
+      auto gone = tier->Remove(id);
+      if (!gone.ok()) {
+        spdlog::warn("storage: orphan sweep could not remove {}: {}", tier->DataPath(id),
+                     gone.error().message);
+        continue;
+      }
+      spdlog::debug("storage: orphan sweep removed {}", tier->DataPath(id));
+      ++removed;
     }
-    spdlog::debug("storage: orphan sweep removed {}", tier_->DataPath(id));
-    ++removed;
   }
   return removed;
 }
@@ -84,11 +91,10 @@ Result<std::size_t> LocalObjectStore::SweepOrphans(std::chrono::system_clock::ti
 void LocalObjectStore::SweepAndLog(std::chrono::system_clock::time_point cutoff, bool log_clean) {
   auto swept = SweepOrphans(cutoff);
   if (!swept.ok()) {
-    spdlog::warn("storage: orphan sweep of tier {} failed: {}", tier_->name(),
-                 swept.error().message);
+    spdlog::warn("storage: orphan sweep failed: {}", swept.error().message);
   } else if (*swept > 0 || log_clean) {
-    spdlog::info("storage: orphan sweep removed {} unreferenced data files on tier {}", *swept,
-                 tier_->name());
+    spdlog::info("storage: orphan sweep removed {} unreferenced data files on {} local tiers",
+                 *swept, 1 + others_.size());
   }
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 #include <utility>
+#include <vector>
 
 namespace strata::storage {
 namespace {
@@ -284,7 +285,94 @@ Result<std::string> LocalTier::Link(std::string_view id) const {
   if (!IsValidId(id)) {
     return Error(ErrorCode::kCorruption, "malformed data file id");
   }
-  const std::string from = DataPath(id);
+  return LinkPath(DataPath(id));
+}
+
+Result<std::string> LocalTier::Adopt(const LocalTier& from, std::string_view id) const {
+  if (!IsValidId(id)) {
+    return Error(ErrorCode::kCorruption, "malformed data file id");
+  }
+  const std::string source = from.DataPath(id);
+  struct stat source_stat {};
+  struct stat root_stat {};
+  if (::stat(source.c_str(), &source_stat) != 0) {
+    return ErrnoError(errno, "stat", source);
+  }
+  if (::stat(root_.c_str(), &root_stat) != 0) {
+    return ErrnoError(errno, "stat", root_);
+  }
+  // A hard link when both tiers share a file system; otherwise the bytes are copied.
+  if (source_stat.st_dev == root_stat.st_dev) {
+    return LinkPath(source);
+  }
+  return CopyPath(source);
+}
+
+Result<std::string> LocalTier::CopyPath(const std::string& from) const {
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) {
+    return ErrnoError(errno, "open", from);
+  }
+  const std::string new_id = RandomHexId();
+  const std::string temp = TempPath(new_id);
+  UniqueFd out(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!out.valid()) {
+    return ErrnoError(errno, "create", temp);
+  }
+  const auto fail = [&](int err, std::string_view op, const std::string& path) {
+    ::unlink(temp.c_str());
+    return ErrnoError(err, op, path);
+  };
+  // The whole file, trailer included, through one bounded buffer.
+  std::vector<char> buffer(1 << 20);
+  std::uint64_t offset = 0;
+  while (true) {
+    const ssize_t n = ::pread(in.get(), buffer.data(), buffer.size(), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return fail(errno, "read", from);
+    }
+    if (n == 0) {
+      break;
+    }
+    auto written = PwriteAll(
+        out.get(), std::string_view(buffer.data(), static_cast<std::size_t>(n)), offset, temp);
+    if (!written.ok()) {
+      ::unlink(temp.c_str());
+      return std::move(written).error();
+    }
+    offset += static_cast<std::uint64_t>(n);
+  }
+  if (fsync_ && ::fsync(out.get()) != 0) {
+    return fail(errno, "fsync", temp);
+  }
+  out.Reset();
+  const std::string to = DataPath(new_id);
+  const std::string data = root_ + "/data";
+  auto made = MakeDir(data + "/" + new_id.substr(0, 2));
+  if (made.ok() && fsync_) {
+    made = SyncDir(data);  // the fan-out directory may be new
+  }
+  if (!made.ok()) {
+    ::unlink(temp.c_str());
+    return std::move(made).error();
+  }
+  if (::rename(temp.c_str(), to.c_str()) != 0) {
+    return fail(errno, "rename to", to);
+  }
+  if (fsync_) {
+    auto synced = SyncDir(data + "/" + new_id.substr(0, 2));
+    if (!synced.ok()) {
+      ::unlink(to.c_str());
+      return std::move(synced).error();
+    }
+  }
+  return new_id;
+}
+
+Result<std::string> LocalTier::LinkPath(const std::string& from) const {
   const std::string new_id = RandomHexId();
   const std::string to = DataPath(new_id);
   if (::link(from.c_str(), to.c_str()) != 0) {

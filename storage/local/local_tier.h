@@ -108,6 +108,9 @@ class LocalTier {
   // so a copy costs no data I/O and either name can later be removed alone. kNotFound
   // when `id` is gone.
   Result<std::string> Link(std::string_view id) const;
+  // The same for data file `id` of another tier: a hard link when both are on one file
+  // system, else a durable copy of the file (trailer included). kNotFound when it is gone.
+  Result<std::string> Adopt(const LocalTier& from, std::string_view id) const;
   // Unlinks a data file; succeeds when it is already gone.
   Result<void> Remove(std::string_view id) const;
   // Calls fn(id, changed) for every data file in data/<xx>/, `changed` being its inode's
@@ -125,6 +128,9 @@ class LocalTier {
 
  private:
   LocalTier(std::string name, std::string root, bool fsync);
+  // A new data file id naming the file at `from`: a hard link, or a copy.
+  Result<std::string> LinkPath(const std::string& from) const;
+  Result<std::string> CopyPath(const std::string& from) const;
 
   std::string name_;
   std::string root_;

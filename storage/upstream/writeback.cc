@@ -262,7 +262,23 @@ struct WritebackWorker::State {
     if (!finished.ok()) {
       co_return std::move(finished).error();
     }
+    if (copy) {
+      LeaveToUpstream(*current, bucket->upstream_tier);
+    }
     co_return Ok();
+  }
+
+  // A version whose storage class names the upstream (a PUT with GLACIER) keeps no local
+  // copy once the upstream has it; a GET reads it through.
+  void LeaveToUpstream(const metadata::ObjectRecord& version, const std::string& tier) {
+    if (!options.cold_classes.contains(version.storage_class)) {
+      return;
+    }
+    auto evicted = store.EvictLocalCopy(version, tier);
+    if (!evicted.ok()) {
+      spdlog::warn("write-back: {}/{} ({}) keeps its local copy: {}", version.bucket.str(),
+                   version.key.str(), version.storage_class, evicted.error().message);
+    }
   }
 
   // A versioned key: every version and delete marker the upstream lacks goes up in
@@ -296,6 +312,9 @@ struct WritebackWorker::State {
           }
           more = false;
           break;
+        }
+        if (!version.delete_marker) {
+          LeaveToUpstream(version, bucket.upstream_tier);
         }
       }
     }

@@ -21,6 +21,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "metadata/index.h"
@@ -34,6 +36,9 @@ struct WritebackOptions {
   int concurrency = 4;                     // pushes in flight
   std::chrono::milliseconds retry_base{1'000};
   std::chrono::milliseconds retry_max{60'000};
+  // Storage classes that name the upstream tier (GLACIER, COLD, ...): a version of such a
+  // class drops its local copy once it is pushed.
+  std::set<std::string> cold_classes = {};
 };
 
 struct WritebackStats {

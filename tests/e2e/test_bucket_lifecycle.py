@@ -11,17 +11,20 @@ that applies the rules.
     the owner may touch it.
   - Refused documents, sent raw so no client-side validation interferes: MalformedXML for
     a document off the schema, InvalidArgument for values S3 refuses (and for transitions
-    to a class that is not the upstream tier the bucket is bound to: the shared server has
-    no upstream, and STANDARD_IA/WARM are the local warm tier), InvalidRequest for a rule
-    without an action; the configuration in place is left unchanged.
+    to a cold class when the bucket is bound to no upstream: the shared server has none),
+    InvalidRequest for a rule without an action; the configuration in place is left
+    unchanged. Transitions to the local warm tier (STANDARD_IA, WARM) are accepted.
+  - The warm tier: PutObject and CopyObject with a storage class of the warm tier put the
+    bytes there (files under the warm tier's directory, none left on hot); a rule moves
+    objects hot -> warm -> cold (HEAD's class, the files on each tier, the upstream).
   - The worker, on servers whose lifecycle "day" is one second ([lifecycle] day = "1s",
     interval = "1s"): expiration by prefix, by tags and size, by a past Date; noncurrent
     versions and then the lone delete marker go in a versioned bucket; stale multipart
     uploads are aborted; rules put on a bucket that already holds objects apply to them
     (the reseed); Disabled and deleted rules do nothing.
   - Transitions to the upstream (marker `upstream`, moto behind upstream.py's proxy): only
-    classes of the tier the bucket is bound to are accepted (GLACIER and COLD, not
-    STANDARD_IA/WARM); an object moves to GLACIER once written back, its local copy is
+    classes of the tier the bucket is bound to are accepted (GLACIER and COLD, and the
+    local STANDARD_IA/WARM); an object moves to GLACIER once written back, its local copy is
     dropped (a GET with the upstream cut fails) and a GET reads it through byte-exact;
     while the upstream is unreachable nothing is written back and nothing moves, and the
     object stays STANDARD and readable until the upstream returns.
@@ -331,9 +334,6 @@ REFUSED = [
     # Transitions: the shared server has no upstream tier, so no class is a valid target.
     ("glacier-without-upstream", lifecycle_doc(rule_xml(transition("GLACIER"))), INVALID),
     ("cold-without-upstream", lifecycle_doc(rule_xml(transition("COLD"))), INVALID),
-    ("standard-ia-is-local-warm", lifecycle_doc(rule_xml(transition("STANDARD_IA", 30))),
-     INVALID),
-    ("warm-is-local", lifecycle_doc(rule_xml(transition("WARM"))), INVALID),
     ("standard-ia-before-30-days", lifecycle_doc(rule_xml(transition("STANDARD_IA", 10))),
      INVALID),
     ("transition-to-standard", lifecycle_doc(rule_xml(transition("STANDARD"))), INVALID),
@@ -568,6 +568,74 @@ def test_deleted_configuration_does_nothing(strata_factory):
 
 
 # ---------------------------------------------------------------------------------------
+# The warm tier (a second local tier: conf/strata.toml's "warm", STANDARD_IA and WARM)
+
+
+def tier_files(srv, tier):
+    """The data files of a local tier of srv (the object bytes it holds)."""
+    data = srv.workdir / "data" / tier / "data"
+    return sorted(p for p in data.rglob("*") if p.is_file()) if data.exists() else []
+
+
+def test_storage_class_places_the_object_on_its_tier(strata_factory):
+    srv = strata_factory()
+    s3 = make_client(srv)
+    s3.create_bucket(Bucket="placed")
+    body = os.urandom(200 * KiB + 1)
+    s3.put_object(Bucket="placed", Key="ia", Body=body, StorageClass="STANDARD_IA")
+    assert storage_class(s3, "placed", "ia") == "STANDARD_IA"
+    assert len(tier_files(srv, "warm")) == 1 and tier_files(srv, "hot") == []
+    assert s3.get_object(Bucket="placed", Key="ia")["Body"].read() == body
+
+    # CopyObject onto itself with a new class is how a user moves an object by hand.
+    s3.copy_object(Bucket="placed", Key="ia", CopySource={"Bucket": "placed", "Key": "ia"},
+                   StorageClass="STANDARD")
+    assert storage_class(s3, "placed", "ia") == "STANDARD"
+    assert len(tier_files(srv, "hot")) == 1 and tier_files(srv, "warm") == []
+    s3.copy_object(Bucket="placed", Key="ia", CopySource={"Bucket": "placed", "Key": "ia"},
+                   StorageClass="WARM")
+    assert storage_class(s3, "placed", "ia") == "WARM"
+    assert len(tier_files(srv, "warm")) == 1 and tier_files(srv, "hot") == []
+    assert s3.get_object(Bucket="placed", Key="ia")["Body"].read() == body
+
+    # A multipart upload with the class lands there too; a delete frees the warm file.
+    mp = s3.create_multipart_upload(Bucket="placed", Key="mp", StorageClass="STANDARD_IA")
+    part = s3.upload_part(Bucket="placed", Key="mp", UploadId=mp["UploadId"], PartNumber=1,
+                          Body=body)
+    s3.complete_multipart_upload(Bucket="placed", Key="mp", UploadId=mp["UploadId"],
+                                 MultipartUpload={"Parts": [{"PartNumber": 1,
+                                                             "ETag": part["ETag"]}]})
+    assert storage_class(s3, "placed", "mp") == "STANDARD_IA"
+    assert len(tier_files(srv, "warm")) == 2 and tier_files(srv, "hot") == []
+    s3.delete_object(Bucket="placed", Key="ia")
+    assert len(tier_files(srv, "warm")) == 1
+    assert s3.get_object(Bucket="placed", Key="mp")["Body"].read() == body
+
+    # Across a restart the warm copy is read from the warm tier (and not swept away).
+    srv.stop()
+    srv.start()
+    s3 = make_client(srv)
+    assert s3.get_object(Bucket="placed", Key="mp")["Body"].read() == body
+    assert len(tier_files(srv, "warm")) == 1
+
+
+def test_transition_to_warm(strata_factory):
+    srv = strata_factory(fast_lifecycle())
+    s3 = make_client(srv)
+    s3.create_bucket(Bucket="aging")
+    put_rules(s3, "aging", [{"ID": "warm", "Filter": {"Prefix": "old/"}, "Status": "Enabled",
+                             "Transitions": [{"Days": 1, "StorageClass": "WARM"}]}])
+    body = os.urandom(150 * KiB + 5)
+    s3.put_object(Bucket="aging", Key="old/a", Body=body)
+    s3.put_object(Bucket="aging", Key="new/b", Body=b"stays hot")
+    wait_until(lambda: storage_class(s3, "aging", "old/a") == "WARM", WORKER_TIMEOUT,
+               "old/a to move to WARM", interval=0.25, srv=srv)
+    assert len(tier_files(srv, "warm")) == 1 and len(tier_files(srv, "hot")) == 1
+    assert s3.get_object(Bucket="aging", Key="old/a")["Body"].read() == body
+    assert storage_class(s3, "aging", "new/b") == "STANDARD"
+
+
+# ---------------------------------------------------------------------------------------
 # Transitions to the upstream
 
 
@@ -592,15 +660,12 @@ def test_transition_targets_on_a_bound_bucket(upstream, strata_factory):
     ]
     put_rules(s3, "bound", rules)
     assert rules_of(s3, "bound") == rules
-    for storage, days in (("STANDARD_IA", 30), ("WARM", 1)):
-        with raises_s3("InvalidArgument", 400):
-            put_rules(s3, "bound", [glacier_rule("c/", days, storage)])
-        with raises_s3("InvalidArgument", 400):
-            put_rules(s3, "bound", [{
-                "ID": "nc", "Filter": {"Prefix": "c/"}, "Status": "Enabled",
-                "NoncurrentVersionTransitions": [{"NoncurrentDays": days,
-                                                  "StorageClass": storage}]}])
-    assert rules_of(s3, "bound") == rules
+    # The local warm tier is a target too, in bound buckets as in others.
+    warm = [{"ID": "warm", "Filter": {"Prefix": "c/"}, "Status": "Enabled",
+             "Transitions": [{"Days": 30, "StorageClass": "STANDARD_IA"}],
+             "NoncurrentVersionTransitions": [{"NoncurrentDays": 1, "StorageClass": "WARM"}]}]
+    put_rules(s3, "bound", warm)
+    assert rules_of(s3, "bound") == warm
 
 
 @pytest.mark.upstream
@@ -666,3 +731,42 @@ def test_no_transition_before_the_object_is_written_back(upstream, strata_factor
                "k to move to GLACIER once the upstream is back", interval=0.5, srv=srv)
     assert upstream.body("held", "k") == body
     assert s3.get_object(Bucket="held", Key="k")["Body"].read() == body
+
+
+@pytest.mark.upstream
+def test_hot_to_warm_to_cold(upstream, strata_factory):
+    srv = strata_factory(cold_lifecycle(upstream, delay="1s"))
+    s3 = make_client(srv)
+    s3.create_bucket(Bucket="tiers")
+    put_rules(s3, "tiers", [{"ID": "age", "Filter": {"Prefix": ""}, "Status": "Enabled",
+                             "Transitions": [{"Days": 2, "StorageClass": "WARM"},
+                                             {"Days": 6, "StorageClass": "GLACIER"}]}])
+    body = os.urandom(256 * KiB + 9)
+    s3.put_object(Bucket="tiers", Key="ckpt", Body=body)
+    assert len(tier_files(srv, "hot")) == 1
+    wait_until(lambda: storage_class(s3, "tiers", "ckpt") == "WARM", COLD_TIMEOUT,
+               "ckpt to move to WARM", interval=0.2, srv=srv)
+    assert len(tier_files(srv, "warm")) == 1 and tier_files(srv, "hot") == []
+    assert s3.get_object(Bucket="tiers", Key="ckpt")["Body"].read() == body
+    wait_until(lambda: storage_class(s3, "tiers", "ckpt") == "GLACIER", COLD_TIMEOUT,
+               "ckpt to move to GLACIER", interval=0.25, srv=srv)
+    assert tier_files(srv, "warm") == [] and tier_files(srv, "hot") == []
+    assert upstream.body("tiers", "ckpt") == body
+    assert s3.get_object(Bucket="tiers", Key="ckpt")["Body"].read() == body
+
+
+@pytest.mark.upstream
+def test_put_with_a_cold_class_leaves_no_local_copy(upstream, strata_factory):
+    srv = strata_factory(cold_config(upstream, "1s"))
+    s3 = make_client(srv)
+    s3.create_bucket(Bucket="frozen")
+    body = os.urandom(120 * KiB + 1)
+    s3.put_object(Bucket="frozen", Key="k", Body=body, StorageClass="GLACIER")
+    assert storage_class(s3, "frozen", "k") == "GLACIER"
+    # Acknowledged from the hot tier, then written back, then the local copy goes.
+    wait_until(lambda: upstream.get("frozen", "k") is not None and not tier_files(srv, "hot"),
+               COLD_TIMEOUT, "k to be written back and its local copy dropped", interval=0.2,
+               srv=srv)
+    assert upstream.body("frozen", "k") == body
+    assert s3.get_object(Bucket="frozen", Key="k")["Body"].read() == body
+    assert storage_class(s3, "frozen", "k") == "GLACIER"

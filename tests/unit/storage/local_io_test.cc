@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <random>
 #include <utility>
 #include <vector>
@@ -64,7 +65,9 @@ class ChunkVerifyTest : public ::testing::TestWithParam<Mode> {
     auto tier = LocalTier::Open("hot", (dir_.path() / "hot").string(), false);
     ASSERT_TRUE(tier.ok()) << tier.error().message;
     tier_ = tier->get();
-    store_ = std::make_unique<LocalObjectStore>(std::move(tier).value(), *index_,
+    store_ = std::make_unique<LocalObjectStore>(std::move(tier).value(),
+                                                std::vector<std::unique_ptr<LocalTier>>{},
+                                                std::map<std::string, std::string>{}, *index_,
                                                 SweepOptions{.interval = {}, .at_open = false});
     ASSERT_TRUE(store_->CreateBucket(BucketName("bucket"), "alice", "").ok());
   }

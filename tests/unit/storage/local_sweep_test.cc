@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 #include <vector>
@@ -37,7 +38,9 @@ class SweepTest : public ::testing::Test {
     auto tier = LocalTier::Open("hot", Root().string(), false);
     ASSERT_TRUE(tier.ok()) << tier.error().message;
     tier_ = tier->get();
-    store_ = std::make_unique<LocalObjectStore>(std::move(tier).value(), *index_, options);
+    store_ = std::make_unique<LocalObjectStore>(
+        std::move(tier).value(), std::vector<std::unique_ptr<LocalTier>>{},
+        std::map<std::string, std::string>{}, *index_, options);
   }
 
   metadata::ObjectRecord Put(const std::string& key, const std::string& body) {

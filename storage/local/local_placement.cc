@@ -1,0 +1,150 @@
+// LocalObjectStore: which local tier holds a version, and moving versions between them
+// (a storage class that names the warm tier, lifecycle transitions). A move gives the
+// bytes a name on the target tier first (a hard link on one file system, a copy across
+// two), then switches the record in one index write, then frees the old names: a crash
+// at any point leaves the record naming whole, durable files (the orphan sweep takes
+// whichever names no record holds).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "common/guard.h"
+#include "storage/local/local_object_store.h"
+
+namespace strata::storage {
+namespace {
+
+bool SameExtents(const metadata::Placement& a, const metadata::Placement& b) {
+  return a.tier == b.tier && a.extents.size() == b.extents.size() &&
+         std::equal(a.extents.begin(), a.extents.end(), b.extents.begin(),
+                    [](const auto& x, const auto& y) {
+                      return x.location == y.location && x.size == y.size;
+                    });
+}
+
+}  // namespace
+
+const LocalTier* LocalObjectStore::LocalTierNamed(std::string_view name) const {
+  if (name == tier_->name()) {
+    return tier_.get();
+  }
+  for (const auto& t : others_) {
+    if (name == t->name()) {
+      return t.get();
+    }
+  }
+  return nullptr;
+}
+
+const metadata::Placement* LocalObjectStore::LocalPlacement(
+    const metadata::ObjectRecord& record) const {
+  for (const auto& p : record.placements) {
+    if (LocalTierNamed(p.tier) != nullptr) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+Result<metadata::Placement> LocalObjectStore::AdoptPlacement(const metadata::Placement& from,
+                                                             const LocalTier& to) {
+  const LocalTier* source = LocalTierNamed(from.tier);
+  if (source == nullptr) {
+    return Error(ErrorCode::kInternal, "no local tier " + from.tier);
+  }
+  metadata::Placement adopted{to.name(), {}};
+  for (const auto& extent : from.extents) {
+    auto id = to.Adopt(*source, extent.location);
+    if (!id.ok()) {
+      for (const auto& made : adopted.extents) {
+        RemoveQuietly(to, made.location);
+      }
+      return std::move(id).error();
+    }
+    adopted.extents.push_back({*id, extent.size});
+  }
+  return adopted;
+}
+
+Result<bool> LocalObjectStore::MoveToLocalTier(const metadata::ObjectRecord& record,
+                                               const std::string& tier,
+                                               const std::string& storage_class) {
+  return GuardExceptions("move to local tier", [&]() -> Result<bool> {
+    const LocalTier* to = LocalTierNamed(tier);
+    if (to == nullptr) {
+      return Error(ErrorCode::kInvalidArgument, "no local tier " + tier);
+    }
+    const metadata::Placement* from = LocalPlacement(record);
+    std::optional<metadata::Placement> adopted;
+    if (from != nullptr && from->tier != tier) {
+      auto made = AdoptPlacement(*from, *to);
+      if (!made.ok()) {
+        if (made.error().code == ErrorCode::kNotFound) {
+          return false;  // the version was replaced or deleted since it was read
+        }
+        return std::move(made).error();
+      }
+      adopted = std::move(*made);
+    }
+    std::vector<metadata::Placement> freed;
+    auto changed = index_.ChangeVersion(
+        record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
+        [&](metadata::ObjectRecord& version) {
+          if (adopted) {
+            // Swap the local copy the bytes came from; any other placement stays.
+            auto it = std::find_if(version.placements.begin(), version.placements.end(),
+                                   [&](const auto& p) { return SameExtents(p, *from); });
+            if (it == version.placements.end()) {
+              return false;  // its local copy changed meanwhile (evicted, restored)
+            }
+            freed.push_back(std::move(*it));
+            *it = *adopted;
+          } else if (version.storage_class == storage_class ||
+                     std::any_of(version.placements.begin(), version.placements.end(),
+                                 [&](const auto& p) {
+                                   return p.tier != tier && LocalTierNamed(p.tier) != nullptr;
+                                 })) {
+            // Same class already, or a local copy came back (read through) since the
+            // caller looked: its bytes would stay on the wrong tier.
+            return false;
+          }
+          version.storage_class = storage_class;
+          return true;
+        });
+    if (!changed.ok() || !*changed) {
+      if (adopted) {
+        for (const auto& extent : adopted->extents) {
+          RemoveQuietly(*to, extent.location);
+        }
+      }
+      return changed;
+    }
+    metadata::ObjectRecord old;
+    old.placements = std::move(freed);
+    RemoveData(old, "");
+    return true;
+  });
+}
+
+void LocalObjectStore::PlaceByClass(metadata::ObjectRecord& record) {
+  const auto named = class_tiers_.find(record.storage_class);
+  const metadata::Placement* local = LocalPlacement(record);
+  if (named == class_tiers_.end() || local == nullptr || local->tier == named->second) {
+    return;
+  }
+  auto moved = MoveToLocalTier(record, named->second, record.storage_class);
+  if (!moved.ok() || !*moved) {
+    spdlog::warn("storage: {}/{} stays on tier {}, not moved to {} ({}): {}", record.bucket.str(),
+                 record.key.str(), local->tier, named->second, record.storage_class,
+                 moved.ok() ? "it changed meanwhile" : moved.error().message);
+    return;
+  }
+  auto placed = index_.GetVersion(record.bucket, record.key, record.version_id);
+  if (placed.ok()) {
+    record.placements = std::move(placed->placements);
+  }
+}
+
+}  // namespace strata::storage
