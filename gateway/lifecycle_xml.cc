@@ -254,6 +254,31 @@ Result<LifecycleFilter> ReadFilter(const pugi::xml_node& node) {
   return filter;
 }
 
+// NewerNoncurrentVersions, when present: 1..100.
+Result<void> ReadNewerVersions(const Children& fields, std::optional<std::int64_t>& out) {
+  if (!fields.Has("NewerNoncurrentVersions")) {
+    return Ok();
+  }
+  auto newer = Number(fields.One("NewerNoncurrentVersions"));
+  if (!newer.ok()) {
+    return std::move(newer).error();
+  }
+  if (*newer < 1 || *newer > kMaxNewerNoncurrentVersions) {
+    return Invalid("'NewerNoncurrentVersions' must be between 1 and 100");
+  }
+  out = *newer;
+  return Ok();
+}
+
+// A days element the action cannot go without (kMalformedXml when missing).
+Result<std::int64_t> RequiredDays(const Children& fields, std::string_view name, std::int64_t min,
+                                  std::string_view what) {
+  if (!fields.Has(name)) {
+    return Malformed();
+  }
+  return Days(fields.One(name), min, what);
+}
+
 Result<void> ReadTransition(const pugi::xml_node& node, LifecycleRule& rule) {
   auto fields = Children::Of(node, {"Days", "Date", "StorageClass"});
   if (!fields.ok()) {
@@ -317,16 +342,7 @@ Result<void> ReadNoncurrentTransition(const pugi::xml_node& node, LifecycleRule&
         t.storage_class + "'");
   }
   t.noncurrent_days = *days;
-  if (fields->Has("NewerNoncurrentVersions")) {
-    auto newer = Number(fields->One("NewerNoncurrentVersions"));
-    if (!newer.ok()) {
-      return std::move(newer).error();
-    }
-    if (*newer < 1 || *newer > kMaxNewerNoncurrentVersions) {
-      return Invalid("'NewerNoncurrentVersions' must be between 1 and 100");
-    }
-    t.newer_noncurrent_versions = *newer;
-  }
+  STRATA_RETURN_IF_ERROR(ReadNewerVersions(*fields, t.newer_noncurrent_versions));
   rule.noncurrent_transitions.push_back(std::move(t));
   return Ok();
 }
@@ -366,25 +382,13 @@ Result<void> ReadNoncurrentExpiration(const pugi::xml_node& node, LifecycleRule&
   if (!fields.ok()) {
     return std::move(fields).error();
   }
-  if (!fields->Has("NoncurrentDays")) {
-    return Malformed();
-  }
-  auto days = Days(fields->One("NoncurrentDays"), 1,
-                   "'NoncurrentDays' for NoncurrentVersionExpiration action");
+  auto days = RequiredDays(*fields, "NoncurrentDays", 1,
+                           "'NoncurrentDays' for NoncurrentVersionExpiration action");
   if (!days.ok()) {
     return std::move(days).error();
   }
   rule.noncurrent_expiration_days = *days;
-  if (fields->Has("NewerNoncurrentVersions")) {
-    auto newer = Number(fields->One("NewerNoncurrentVersions"));
-    if (!newer.ok()) {
-      return std::move(newer).error();
-    }
-    if (*newer < 1 || *newer > kMaxNewerNoncurrentVersions) {
-      return Invalid("'NewerNoncurrentVersions' must be between 1 and 100");
-    }
-    rule.noncurrent_newer_versions = *newer;
-  }
+  STRATA_RETURN_IF_ERROR(ReadNewerVersions(*fields, rule.noncurrent_newer_versions));
   return Ok();
 }
 
@@ -393,11 +397,8 @@ Result<void> ReadAbort(const pugi::xml_node& node, LifecycleRule& rule) {
   if (!fields.ok()) {
     return std::move(fields).error();
   }
-  if (!fields->Has("DaysAfterInitiation")) {
-    return Malformed();
-  }
-  auto days = Days(fields->One("DaysAfterInitiation"), 1,
-                   "'DaysAfterInitiation' for AbortIncompleteMultipartUpload action");
+  auto days = RequiredDays(*fields, "DaysAfterInitiation", 1,
+                           "'DaysAfterInitiation' for AbortIncompleteMultipartUpload action");
   if (!days.ok()) {
     return std::move(days).error();
   }

@@ -1,5 +1,6 @@
 #include "metadata/codec.h"
 
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -147,52 +148,40 @@ bool GetPairs(Decoder& d, std::vector<std::pair<std::string, std::string>>* pair
   return true;
 }
 
-// Optional values: a presence byte, then the value.
-void PutOptional(Encoder& e, const std::optional<std::int64_t>& v) {
+// Optional values: a presence byte, then the value (a zigzag varint for signed numbers).
+template <typename T>
+void PutOptional(Encoder& e, const std::optional<T>& v) {
   e.PutByte(v ? 1 : 0);
-  if (v) {
-    e.PutSignedVarint(*v);
+  if (v && std::is_signed_v<T>) {
+    e.PutSignedVarint(static_cast<std::int64_t>(*v));
+  } else if (v) {
+    e.PutVarint(static_cast<std::uint64_t>(*v));
   }
 }
 
-bool GetOptional(Decoder& d, std::optional<std::int64_t>* v) {
+template <typename T>
+bool GetOptional(Decoder& d, std::optional<T>* v) {
   std::uint8_t present = 0;
   if (!d.GetByte(&present) || present > 1) {
     return false;
   }
+  v->reset();
   if (present == 0) {
-    v->reset();
     return true;
   }
-  std::int64_t value = 0;
-  if (!d.GetSignedVarint(&value)) {
-    return false;
+  if constexpr (std::is_signed_v<T>) {
+    std::int64_t value = 0;
+    if (!d.GetSignedVarint(&value)) {
+      return false;
+    }
+    *v = value;
+  } else {
+    std::uint64_t value = 0;
+    if (!d.GetVarint(&value)) {
+      return false;
+    }
+    *v = value;
   }
-  *v = value;
-  return true;
-}
-
-void PutOptionalSize(Encoder& e, const std::optional<std::uint64_t>& v) {
-  e.PutByte(v ? 1 : 0);
-  if (v) {
-    e.PutVarint(*v);
-  }
-}
-
-bool GetOptionalSize(Decoder& d, std::optional<std::uint64_t>* v) {
-  std::uint8_t present = 0;
-  if (!d.GetByte(&present) || present > 1) {
-    return false;
-  }
-  if (present == 0) {
-    v->reset();
-    return true;
-  }
-  std::uint64_t value = 0;
-  if (!d.GetVarint(&value)) {
-    return false;
-  }
-  *v = value;
   return true;
 }
 
@@ -203,8 +192,8 @@ void PutRule(Encoder& e, const LifecycleRule& r) {
   e.PutByte(r.filter.prefix ? 1 : 0);
   e.PutString(r.filter.prefix.value_or(""));
   PutPairs(e, r.filter.tags);
-  PutOptionalSize(e, r.filter.size_greater_than);
-  PutOptionalSize(e, r.filter.size_less_than);
+  PutOptional(e, r.filter.size_greater_than);
+  PutOptional(e, r.filter.size_less_than);
   e.PutVarint(r.transitions.size());
   for (const auto& t : r.transitions) {
     PutOptional(e, t.days);
@@ -241,8 +230,7 @@ bool GetRule(Decoder& d, LifecycleRule* r) {
   if (!d.GetString(&r->id) || !GetFlag(d, &r->enabled) || !d.GetByte(&form) ||
       form > static_cast<std::uint8_t>(LifecycleFilter::Form::kAnd) || !GetFlag(d, &has_prefix) ||
       !d.GetString(&prefix) || !GetPairs(d, &r->filter.tags) ||
-      !GetOptionalSize(d, &r->filter.size_greater_than) ||
-      !GetOptionalSize(d, &r->filter.size_less_than)) {
+      !GetOptional(d, &r->filter.size_greater_than) || !GetOptional(d, &r->filter.size_less_than)) {
     return false;
   }
   r->filter.form = static_cast<LifecycleFilter::Form>(form);

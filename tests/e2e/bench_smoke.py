@@ -117,6 +117,10 @@ STANDARD = "hot"
         assert crc["crc64nvme_gb_per_s"] > 0 and crc["memcpy_gb_per_s"] > 0, crc
         sig = bench_json("sigv4", "--duration", 0.2)
         assert sig["verify_header_per_s"] > 0 and sig["verify_presigned_per_s"] > 0, sig
+        # The lifecycle pass benchmark expires exactly the due versions (twice 20).
+        lc = bench_json("lifecycle", "--objects", 200, "--due", 20, "--dir",
+                        os.path.join(work, "lifecycle"))
+        assert lc["expired"] == 40 and lc["due_left"] == 0 and lc["pass_s"] > 0, lc
     finally:
         server.terminate()
         try:

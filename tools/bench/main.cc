@@ -7,6 +7,7 @@
 //   strata-bench presign  --endpoint URL [key options] [--expires S]   (one path?query a line)
 //   strata-bench crc      [--mib 256] [--rounds 5]
 //   strata-bench sigv4    [--duration 2]
+//   strata-bench lifecycle [--objects 10000] [--due 1000] [--dir D]  (a pass's cost vs size)
 //
 // Key options: --bucket B --key-prefix P --first N --count N --step N
 //   [--suffixes N --suffix-first N] (see KeySet in load.h)
@@ -27,6 +28,7 @@
 
 #include "auth/signer.h"
 #include "common/text.h"
+#include "tools/bench/lifecycle_lag.h"
 #include "tools/bench/load.h"
 #include "tools/bench/micro.h"
 
@@ -35,13 +37,14 @@ namespace {
 using strata::bench::Endpoint;
 
 int Usage(const char* why) {
-  std::fprintf(stderr,
-               "strata-bench: %s\n"
-               "usage: strata-bench load|populate|list|request|presign|crc|sigv4 [--option "
-               "value]...\n"
-               "       (see the comment at the top of tools/bench/main.cc, or "
-               "tools/bench/README.md)\n",
-               why);
+  std::fprintf(
+      stderr,
+      "strata-bench: %s\n"
+      "usage: strata-bench load|populate|list|request|presign|crc|sigv4|lifecycle [--option "
+      "value]...\n"
+      "       (see the comment at the top of tools/bench/main.cc, or "
+      "tools/bench/README.md)\n",
+      why);
   return 2;
 }
 
@@ -293,6 +296,29 @@ int Crc(Args& args) {
   return Emit(args, json, r.crc_gbps <= 0);
 }
 
+int Lifecycle(Args& args) {
+  const std::string dir = args.Str("dir", "/tmp/strata-bench-lifecycle");
+  const std::uint64_t objects = args.U64("objects", 10'000);
+  const std::uint64_t due = args.U64("due", 1'000);
+  if (std::string unused = args.Unused(); !unused.empty()) {
+    return Usage(("unknown option " + unused).c_str());
+  }
+  auto r = strata::bench::RunLifecycleLag(dir, objects, due);
+  if (!r.ok()) {
+    std::fprintf(stderr, "strata-bench: lifecycle: %s\n", r.error().message.c_str());
+    return 1;
+  }
+  std::string json =
+      "{\"mode\":\"lifecycle\",\"objects\":" + std::to_string(r->objects) +
+      ",\"due\":" + std::to_string(r->due) + ",\"fill_s\":" + Fmt("%.3f", r->fill_s) +
+      ",\"first_pass_s\":" + Fmt("%.3f", r->first_pass_s) +
+      ",\"pass_s\":" + Fmt("%.4f", r->pass_s) + ",\"idle_pass_s\":" + Fmt("%.5f", r->idle_pass_s) +
+      ",\"expired\":" + std::to_string(r->expired) +
+      ",\"due_left\":" + std::to_string(r->due_left) + "}";
+  // Every due version must have gone, in the two passes that had any.
+  return Emit(args, json, r->expired != 2 * r->due || r->due_left != 0);
+}
+
 int SigV4(Args& args) {
   double seconds = args.Num("duration", 2);
   if (std::string unused = args.Unused(); !unused.empty()) {
@@ -337,6 +363,9 @@ int main(int argc, char** argv) {
   }
   if (mode == "crc") {
     return Crc(args);
+  }
+  if (mode == "lifecycle") {
+    return Lifecycle(args);
   }
   if (mode == "sigv4") {
     return SigV4(args);
