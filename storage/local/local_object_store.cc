@@ -108,6 +108,22 @@ VersionId VersionIdFor(const metadata::BucketRecord& bucket) {
   return VersionId(TimeOrderedId(NowMs()));
 }
 
+namespace {
+
+// The delete marker a DELETE without a version id adds to a versioned bucket: a new id
+// when versioning is Enabled, "null" (replacing the null version) when Suspended.
+metadata::ObjectRecord NewDeleteMarker(const metadata::BucketRecord& bucket, const ObjectKey& key) {
+  metadata::ObjectRecord marker;
+  marker.bucket = bucket.name;
+  marker.key = key;
+  marker.delete_marker = true;
+  marker.last_modified_ms = NowMs();
+  marker.version_id = VersionIdFor(bucket);
+  return marker;
+}
+
+}  // namespace
+
 Result<void> LocalObjectStore::CommitVersion(const metadata::ObjectRecord& record,
                                              const metadata::WriteCondition& condition,
                                              const std::string& keep) {
@@ -231,13 +247,7 @@ Result<bool> LocalObjectStore::ExpireVersion(const metadata::ObjectRecord& versi
       return std::move(bucket).error();
     }
     if (as_current && !bucket->versioning.empty()) {
-      metadata::ObjectRecord marker;
-      marker.bucket = version.bucket;
-      marker.key = version.key;
-      marker.delete_marker = true;
-      marker.last_modified_ms = NowMs();
-      marker.version_id = VersionId(
-          bucket->versioning == "Enabled" ? TimeOrderedId(marker.last_modified_ms) : "null");
+      const metadata::ObjectRecord marker = NewDeleteMarker(*bucket, version.key);
       metadata::WriteCondition condition;
       condition.if_newest = {version.version_id, version.last_modified_ms};
       auto committed = CommitVersion(marker, condition, "");
@@ -324,9 +334,12 @@ Result<bool> LocalObjectStore::RestoreLocalCopy(std::unique_ptr<PendingWrite> wr
       return changed;
     }
     // Read back onto hot; a version whose class names another local tier goes there.
-    auto restored = index_.GetVersion(record.bucket, record.key, record.version_id);
-    if (restored.ok()) {
-      PlaceByClass(*restored);
+    const auto named = class_tiers_.find(record.storage_class);
+    if (named != class_tiers_.end() && named->second != tier_->name()) {
+      auto restored = index_.GetVersion(record.bucket, record.key, record.version_id);
+      if (restored.ok()) {
+        PlaceByClass(*restored);
+      }
     }
     return true;
   });
@@ -416,13 +429,7 @@ Result<ObjectStore::Deleted> LocalObjectStore::DeleteObject(const BucketName& bu
       }
       return Deleted{};
     }
-    metadata::ObjectRecord marker;
-    marker.bucket = bucket;
-    marker.key = key;
-    marker.delete_marker = true;
-    marker.last_modified_ms = NowMs();
-    marker.version_id =
-        VersionId(b->versioning == "Enabled" ? TimeOrderedId(marker.last_modified_ms) : "null");
+    const metadata::ObjectRecord marker = NewDeleteMarker(*b, key);
     STRATA_RETURN_IF_ERROR(CommitVersion(marker, metadata::WriteCondition{}, ""));
     return Deleted{marker.version_id, true};
   });

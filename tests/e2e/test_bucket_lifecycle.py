@@ -770,3 +770,19 @@ def test_put_with_a_cold_class_leaves_no_local_copy(upstream, strata_factory):
     assert upstream.body("frozen", "k") == body
     assert s3.get_object(Bucket="frozen", Key="k")["Body"].read() == body
     assert storage_class(s3, "frozen", "k") == "GLACIER"
+
+
+@pytest.mark.upstream
+def test_versioned_put_with_a_cold_class_leaves_no_local_copy(upstream, strata_factory):
+    # Versioned buckets push their history version by version (a path of its own).
+    srv = strata_factory(cold_config(upstream, "1s"))
+    s3 = make_client(srv)
+    s3.create_bucket(Bucket="frozenv")
+    s3.put_bucket_versioning(Bucket="frozenv", VersioningConfiguration={"Status": "Enabled"})
+    body = os.urandom(90 * KiB + 3)
+    put = s3.put_object(Bucket="frozenv", Key="k", Body=body, StorageClass="GLACIER")
+    wait_until(lambda: upstream.get("frozenv", "k") is not None and not tier_files(srv, "hot"),
+               COLD_TIMEOUT, "the version to be written back and its local copy dropped",
+               interval=0.2, srv=srv)
+    got = s3.get_object(Bucket="frozenv", Key="k", VersionId=put["VersionId"])
+    assert got["Body"].read() == body
