@@ -144,6 +144,41 @@ std::optional<double> CpuSeconds() {
 constexpr std::string_view kSignatureParams[] = {"X-Amz-Signature", "X-Amz-Credential",
                                                  "X-Amz-Algorithm", "Signature", "AWSAccessKeyId"};
 
+std::uint64_t NonNegative(std::int64_t v) { return v < 0 ? 0 : static_cast<std::uint64_t>(v); }
+
+// The usage counters and their cost (gateway/usage_report.h), per bucket and tier.
+void RenderUsage(ExpositionWriter& w, const UsageReport& usage) {
+  w.Family("strata_usage_objects", "gauge",
+           "Stored object versions with a copy on the tier, per bucket (index counters, "
+           "exact through crashes).");
+  for (const auto& line : usage.buckets) {
+    w.Sample("strata_usage_objects", {{"bucket", line.bucket}, {"tier", line.tier}},
+             NonNegative(line.objects));
+  }
+  w.Family("strata_usage_bytes", "gauge",
+           "Bytes stored on the tier per bucket (object versions and uploaded parts).");
+  for (const auto& line : usage.buckets) {
+    w.Sample("strata_usage_bytes", {{"bucket", line.bucket}, {"tier", line.tier}},
+             NonNegative(line.bytes));
+  }
+  w.Family("strata_tier_bytes", "gauge", "Bytes stored on the tier, every bucket.");
+  for (const auto& tier : usage.tiers) {
+    w.Sample("strata_tier_bytes", {{"tier", tier.total.tier}}, NonNegative(tier.total.bytes));
+  }
+  w.Family("strata_tier_capacity_bytes", "gauge",
+           "The tier's configured capacity (local tiers with a capacity only).");
+  for (const auto& tier : usage.tiers) {
+    if (tier.capacity > 0) {
+      w.Sample("strata_tier_capacity_bytes", {{"tier", tier.total.tier}}, tier.capacity);
+    }
+  }
+  w.Family("strata_tier_cost_per_month", "gauge",
+           "What a month of storing the tier's bytes costs at its price_per_gb_month.");
+  for (const auto& tier : usage.tiers) {
+    w.Sample("strata_tier_cost_per_month", {{"tier", tier.total.tier}}, tier.total.cost_per_month);
+  }
+}
+
 }  // namespace
 
 std::string EscapeLabelValue(std::string_view value) {
@@ -390,6 +425,9 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
              "Failed write-back attempts (each is retried with backoff).");
     w.Sample("strata_writeback_failures_total", {}, wb.failures);
   }
+  if (sample.usage) {
+    RenderUsage(w, *sample.usage);
+  }
   w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
   w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
   w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -413,6 +451,11 @@ std::string GatewayMetrics::Scrape() const { return Render(SampleProcess()); }
 
 std::string GatewayMetrics::Scrape(const Services& services) const {
   ScrapeSample sample = SampleProcess();
+  // A few rows of a small column family, mostly in the memtable: cheap enough inline.
+  auto usage = ReadUsageReport(services.config, services.index);
+  if (usage.ok()) {
+    sample.usage = std::move(usage).value();
+  }
   if (services.writeback != nullptr) {
     const auto totals = services.index.WritebackBacklog();
     const auto stats = services.writeback->stats();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gateway/operation.h"
+#include "gateway/usage_report.h"
 
 namespace strata::gateway {
 
@@ -128,6 +129,7 @@ struct WritebackSample {
 // What a scrape reads besides the gateway's counters.
 struct ScrapeSample {
   std::optional<WritebackSample> writeback;  // nullopt: no upstream configured
+  std::optional<UsageReport> usage;          // nullopt: not read (no index, or it failed)
   double uptime_seconds = 0;
   std::uint64_t checksum_mismatches = 0;        // storage::ChecksumMismatches()
   std::uint64_t send_block_bytes = 0;           // SendBlockBytes()

@@ -49,6 +49,15 @@ struct WriteCondition {
   std::optional<Stamp> if_newest = {};
 };
 
+// The usage counters of one (bucket, tier) (metadata/usage.h): the stored versions with a
+// placement there and their bytes there, plus the bytes of uploaded parts.
+struct UsageRow {
+  BucketName bucket;
+  std::string tier;
+  std::int64_t objects = 0;
+  std::int64_t bytes = 0;
+};
+
 struct ListObjectsPage {
   std::vector<ObjectRecord> objects;
   bool truncated = false;
@@ -197,6 +206,15 @@ class Index {
   // that does not decode) means the scan is incomplete.
   virtual Result<void> ForEachLocation(
       const std::function<void(std::string_view tier, std::string_view location)>& fn) = 0;
+
+  // Background maintenance only (a full scan): calls fn with every stored version and
+  // delete marker (bucket and key set), from one snapshot, in (bucket, key, newest first)
+  // order, until it returns false.
+  virtual Result<void> ForEachVersion(const std::function<bool(const ObjectRecord&)>& fn) = 0;
+
+  // Usage counters, changed by every write in its own batch: one row per (bucket, tier)
+  // with a count left, in (bucket, tier) order. Reads the small usage family; cheap.
+  virtual Result<std::vector<UsageRow>> Usage() = 0;
 
   // Write-back queue (metadata/README.md). Calls fn for each item in (bucket, key) order
   // until it returns false. For the write-back worker and the admin API, not requests.

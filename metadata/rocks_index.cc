@@ -28,6 +28,7 @@ constexpr const char* kUsersCf = "users";
 constexpr const char* kMultipartCf = "multipart";
 constexpr const char* kQueuesCf = "queues";
 constexpr const char* kPartsCf = "parts";
+constexpr const char* kUsageCf = "usage";
 
 // objects CF prefix: everything up to and including the 0x00 after the bucket name, so
 // the prefix bloom filter answers "does this bucket have rows in this file".
@@ -97,6 +98,8 @@ Result<std::unique_ptr<RocksIndex>> RocksIndex::OpenRocks(const std::string& dir
     table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
     table.whole_key_filtering = false;  // rows are only ever found by seeking
     objects_cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+    rocksdb::ColumnFamilyOptions usage_cf;
+    usage_cf.merge_operator = NewUsageMergeOperator();
 
     // Open every CF the directory already has (a newer strata may have added some),
     // plus ours.
@@ -106,7 +109,7 @@ Result<std::unique_ptr<RocksIndex>> RocksIndex::OpenRocks(const std::string& dir
       names.clear();
     }
     for (const char* ours : {rocksdb::kDefaultColumnFamilyName.c_str(), kBucketsCf, kObjectsCf,
-                             kUsersCf, kMultipartCf, kQueuesCf, kPartsCf}) {
+                             kUsersCf, kMultipartCf, kQueuesCf, kPartsCf, kUsageCf}) {
       if (std::find(names.begin(), names.end(), ours) == names.end()) {
         names.emplace_back(ours);
       }
@@ -116,7 +119,8 @@ Result<std::unique_ptr<RocksIndex>> RocksIndex::OpenRocks(const std::string& dir
       // Rows of objects, uploads and parts all start with a 0x00-terminated prefix
       // (bucket, or upload id) that scans stay inside.
       const bool prefixed = name == kObjectsCf || name == kMultipartCf || name == kPartsCf;
-      descriptors.emplace_back(name, prefixed ? objects_cf : default_cf);
+      descriptors.emplace_back(name,
+                               prefixed ? objects_cf : (name == kUsageCf ? usage_cf : default_cf));
     }
 
     rocksdb::DB* db = nullptr;
@@ -130,6 +134,7 @@ Result<std::unique_ptr<RocksIndex>> RocksIndex::OpenRocks(const std::string& dir
     }
     std::unique_ptr<RocksIndex> index(new RocksIndex(db, std::move(handles), options));
     STRATA_RETURN_IF_ERROR(index->LoadWritebackTotals());
+    STRATA_RETURN_IF_ERROR(index->CountUsageIfNeeded());
     return index;
   });
 }
@@ -150,6 +155,8 @@ RocksIndex::RocksIndex(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*
       parts_ = h;
     } else if (h->GetName() == kQueuesCf) {
       queues_ = h;
+    } else if (h->GetName() == kUsageCf) {
+      usage_ = h;
     }
   }
 }
@@ -242,8 +249,19 @@ Result<std::vector<PartRecord>> RocksIndex::DeleteBucket(const BucketName& name)
     }
     rocksdb::WriteBatch batch;
     std::vector<PartRecord> parts;
-    STRATA_RETURN_IF_ERROR(DropUploads(prefix, batch, parts));
-    rocksdb::Status s = batch.Delete(buckets_, name.str());
+    STRATA_RETURN_IF_ERROR(DropUploads(name, batch, parts));
+    // The counters' rows go with the bucket (after the parts' merges, so nothing is left).
+    PrefixScan usage(db_, usage_, prefix, prefix);
+    rocksdb::Status s;
+    for (; s.ok() && usage->Valid(); usage->Next()) {
+      s = batch.Delete(usage_, usage->key());
+    }
+    if (s.ok() && !usage->status().ok()) {
+      s = usage->status();
+    }
+    if (s.ok()) {
+      s = batch.Delete(buckets_, name.str());
+    }
     if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);
     }
@@ -363,6 +381,9 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const BucketRecord&
     s = batch.Put(objects_, ObjectRowKey(object.bucket.view(), object.key.view(), sequence),
                   EncodeObject(object));
   }
+  if (s.ok()) {
+    s = StageVersionUsage(bucket.name, replaced ? &replaced->record : nullptr, &object, batch);
+  }
   if (!s.ok()) {
     return FromStatus(s, "put object");
   }
@@ -472,6 +493,9 @@ Result<std::optional<ObjectRecord>> RocksIndex::DeleteObject(const BucketName& b
     rocksdb::Status s;
     if (current->has_value()) {
       s = batch.Delete(objects_, (*current)->row_key);
+      if (s.ok()) {
+        s = StageVersionUsage(bucket, &(*current)->record, nullptr, batch);
+      }
     }
     if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);

@@ -21,6 +21,7 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+class Status;
 class WriteBatch;
 struct WriteOptions;
 }  // namespace rocksdb
@@ -88,6 +89,10 @@ class RocksIndex final : public Index {
   // rocks_index_scan.cc.
   Result<void> ForEachLocation(
       const std::function<void(std::string_view tier, std::string_view location)>& fn) override;
+
+  Result<void> ForEachVersion(const std::function<bool(const ObjectRecord&)>& fn) override;
+  // Usage counters: rocks_index_usage.cc.
+  Result<std::vector<UsageRow>> Usage() override;
 
   // Write-back queue: rocks_index_writeback.cc.
   Result<void> ScanWriteback(const std::function<bool(const WritebackItem&)>& fn) override;
@@ -192,17 +197,28 @@ class RocksIndex final : public Index {
                                  const std::string& changed_row,
                                  const std::optional<ObjectRecord>& changed_to,
                                  rocksdb::WriteBatch& batch);
-  // All parts of an upload, in number order.
+  // Usage counters (rocks_index_usage.cc). Stage* add to `batch` the counters' change for
+  // an object row going from `before` to `after` (nullptr: none), or a part's.
+  rocksdb::Status StageVersionUsage(const BucketName& bucket, const ObjectRecord* before,
+                                    const ObjectRecord* after, rocksdb::WriteBatch& batch);
+  rocksdb::Status StagePartUsage(const BucketName& bucket, const PartRecord* before,
+                                 const PartRecord* after, rocksdb::WriteBatch& batch);
+  // An index written before the counters existed (no marker row) is counted once at open.
+  Result<void> CountUsageIfNeeded();
+
   // Reads the bucket record under its exclusive stripe, applies `change` and writes it
   // back. kNoSuchBucket.
   Result<void> UpdateBucket(const BucketName& name,
                             const std::function<void(BucketRecord&)>& change);
+  // All parts of an upload, in number order.
   Result<std::vector<PartRecord>> AllParts(const UploadId& upload_id);
-  // Adds the deletion of an upload's row and parts to `batch`; appends the parts.
-  Result<void> StageUploadRemoval(const std::string& upload_row, const UploadId& upload_id,
-                                  rocksdb::WriteBatch& batch, std::vector<PartRecord>& parts);
-  // Stages the removal of every upload whose row starts with `prefix`.
-  Result<void> DropUploads(const std::string& prefix, rocksdb::WriteBatch& batch,
+  // Adds the deletion of an upload's row and parts (and their usage) to `batch`; appends
+  // the parts.
+  Result<void> StageUploadRemoval(const BucketName& bucket, const std::string& upload_row,
+                                  const UploadId& upload_id, rocksdb::WriteBatch& batch,
+                                  std::vector<PartRecord>& parts);
+  // Stages the removal of every upload of `bucket`.
+  Result<void> DropUploads(const BucketName& bucket, rocksdb::WriteBatch& batch,
                            std::vector<PartRecord>& parts);
 
   rocksdb::DB* db_;
@@ -213,6 +229,7 @@ class RocksIndex final : public Index {
   rocksdb::ColumnFamilyHandle* multipart_ = nullptr;
   rocksdb::ColumnFamilyHandle* parts_ = nullptr;
   rocksdb::ColumnFamilyHandle* queues_ = nullptr;
+  rocksdb::ColumnFamilyHandle* usage_ = nullptr;
   IndexOptions options_;
 
   // Every committing write: synced to the WAL when the options say so.

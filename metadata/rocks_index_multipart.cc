@@ -105,7 +105,14 @@ Result<std::optional<PartRecord>> RocksIndex::PutPart(const BucketName& bucket,
     } else if (!s.IsNotFound()) {
       return FromStatus(s, "put part");
     }
-    s = db_->Put(SyncedWrites(), parts_, row, EncodePart(part));
+    rocksdb::WriteBatch batch;
+    s = batch.Put(parts_, row, EncodePart(part));
+    if (s.ok()) {
+      s = StagePartUsage(bucket, replaced ? &*replaced : nullptr, &part, batch);
+    }
+    if (s.ok()) {
+      s = db_->Write(SyncedWrites(), &batch);
+    }
     if (!s.ok()) {
       return FromStatus(s, "put part");
     }
@@ -185,7 +192,7 @@ Result<std::vector<PartRecord>> RocksIndex::AllParts(const UploadId& upload_id) 
   return std::move(page->parts);
 }
 
-Result<void> RocksIndex::StageUploadRemoval(const std::string& upload_row,
+Result<void> RocksIndex::StageUploadRemoval(const BucketName& bucket, const std::string& upload_row,
                                             const UploadId& upload_id, rocksdb::WriteBatch& batch,
                                             std::vector<PartRecord>& parts) {
   auto all = AllParts(upload_id);
@@ -196,6 +203,9 @@ Result<void> RocksIndex::StageUploadRemoval(const std::string& upload_row,
   rocksdb::Status s = batch.Delete(multipart_, upload_row);
   for (auto part = all->begin(); s.ok() && part != all->end(); ++part) {
     s = batch.Delete(parts_, PartRowKey(upload_id.view(), part->number));
+    if (s.ok()) {
+      s = StagePartUsage(bucket, &*part, nullptr, batch);
+    }
   }
   if (!s.ok()) {
     return FromStatus(s, "remove upload");
@@ -205,8 +215,9 @@ Result<void> RocksIndex::StageUploadRemoval(const std::string& upload_row,
   return Ok();
 }
 
-Result<void> RocksIndex::DropUploads(const std::string& prefix, rocksdb::WriteBatch& batch,
+Result<void> RocksIndex::DropUploads(const BucketName& bucket, rocksdb::WriteBatch& batch,
                                      std::vector<PartRecord>& parts) {
+  const std::string prefix = ObjectBucketPrefix(bucket.view());
   PrefixScan it(db_, multipart_, prefix, prefix);
   for (; it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
     auto upload = DecodeUpload(View(it->value()));
@@ -214,7 +225,7 @@ Result<void> RocksIndex::DropUploads(const std::string& prefix, rocksdb::WriteBa
       return std::move(upload).error();
     }
     STRATA_RETURN_IF_ERROR(
-        StageUploadRemoval(it->key().ToString(), upload->upload_id, batch, parts));
+        StageUploadRemoval(bucket, it->key().ToString(), upload->upload_id, batch, parts));
   }
   if (!it->status().ok()) {
     return FromStatus(it->status(), "drop uploads");
@@ -246,8 +257,9 @@ Result<CompletedUpload> RocksIndex::CompleteUpload(const BucketName& bucket, con
     }
     rocksdb::WriteBatch batch;
     std::vector<PartRecord> removed;
-    STRATA_RETURN_IF_ERROR(StageUploadRemoval(
-        UploadRowKey(bucket.view(), key.view(), upload_id.view()), upload_id, batch, removed));
+    STRATA_RETURN_IF_ERROR(
+        StageUploadRemoval(bucket, UploadRowKey(bucket.view(), key.view(), upload_id.view()),
+                           upload_id, batch, removed));
     StagedWriteback staged;
     auto replaced = StageCurrent(*bucket_record, *object, WriteCondition{}, batch, staged);
     if (!replaced.ok()) {
@@ -286,8 +298,9 @@ Result<std::vector<PartRecord>> RocksIndex::AbortUpload(const BucketName& bucket
     }
     rocksdb::WriteBatch batch;
     std::vector<PartRecord> parts;
-    STRATA_RETURN_IF_ERROR(StageUploadRemoval(
-        UploadRowKey(bucket.view(), key.view(), upload_id.view()), upload_id, batch, parts));
+    STRATA_RETURN_IF_ERROR(
+        StageUploadRemoval(bucket, UploadRowKey(bucket.view(), key.view(), upload_id.view()),
+                           upload_id, batch, parts));
     rocksdb::Status s = db_->Write(SyncedWrites(), &batch);
     if (!s.ok()) {
       return FromStatus(s, "abort upload");

@@ -111,6 +111,9 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(
         StageLifecycleKey(*bucket_record, key, std::nullopt, (*row)->row_key, std::nullopt, batch));
     rocksdb::Status s = batch.Delete(objects_, (*row)->row_key);
     if (s.ok()) {
+      s = StageVersionUsage(bucket, &(*row)->record, nullptr, batch);
+    }
+    if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);
     }
     if (!s.ok()) {

@@ -201,10 +201,14 @@ Result<bool> RocksIndex::StageUpstreamCopy(const BucketName& bucket, const Objec
   }
   // Rewritten in place (same row key), like SetObjectTags: the version keeps its place.
   ObjectRecord& record = (*row)->record;
+  const ObjectRecord before = record;
   std::erase_if(record.placements,
                 [&](const Placement& p) { return p.tier == copy.placement.tier; });
   record.placements.push_back(copy.placement);
   rocksdb::Status s = batch.Put(objects_, (*row)->row_key, EncodeObject(record));
+  if (s.ok()) {
+    s = StageVersionUsage(bucket, &before, &record, batch);
+  }
   if (!s.ok()) {
     return FromStatus(s, "record upstream copy");
   }
@@ -267,7 +271,14 @@ Result<std::optional<ObjectRecord>> RocksIndex::DropCleanVersion(const BucketNam
     if (!HasCopyOn((*current)->record, copy.placement.tier)) {
       return std::optional<ObjectRecord>();  // dirty: the only copy of its bytes
     }
-    rocksdb::Status s = db_->Delete(SyncedWrites(), objects_, (*current)->row_key);
+    rocksdb::WriteBatch batch;
+    rocksdb::Status s = batch.Delete(objects_, (*current)->row_key);
+    if (s.ok()) {
+      s = StageVersionUsage(bucket, &(*current)->record, nullptr, batch);
+    }
+    if (s.ok()) {
+      s = db_->Write(SyncedWrites(), &batch);
+    }
     if (!s.ok()) {
       return FromStatus(s, "drop clean version");
     }
@@ -301,7 +312,14 @@ Result<bool> RocksIndex::ChangeVersion(const BucketName& bucket, const ObjectKey
     ObjectRecord changed = before;
     changed.placements = std::move(record.placements);
     changed.storage_class = std::move(record.storage_class);
-    rocksdb::Status s = db_->Put(SyncedWrites(), objects_, (*row)->row_key, EncodeObject(changed));
+    rocksdb::WriteBatch batch;
+    rocksdb::Status s = batch.Put(objects_, (*row)->row_key, EncodeObject(changed));
+    if (s.ok()) {
+      s = StageVersionUsage(bucket, &before, &changed, batch);
+    }
+    if (s.ok()) {
+      s = db_->Write(SyncedWrites(), &batch);
+    }
     if (!s.ok()) {
       return FromStatus(s, "change version");
     }

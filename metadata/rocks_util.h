@@ -13,6 +13,10 @@
 
 namespace strata::metadata {
 
+// The usage family's merge operator (rocks_index_usage.cc): operands are usage changes
+// and add up.
+std::shared_ptr<rocksdb::MergeOperator> NewUsageMergeOperator();
+
 // A RocksDB status as an Error: kCorruption, kNoSpace, kUnavailable (retryable),
 // kNotFound or kInternal; the message starts with `what`.
 Error FromStatus(const rocksdb::Status& s, std::string_view what);

@@ -6,16 +6,20 @@
 //   GET    /_strata/admin/writeback          -> the write-back backlog (writeback_admin.cc)
 //   POST   /_strata/admin/flush[?timeout=S]  -> pushes the backlog now, waits until empty
 //   POST   /_strata/admin/evict?bucket=B&key=K -> frees a clean version's local copy
+//   GET    /_strata/admin/usage              -> objects, bytes and cost per bucket and tier
+//                                               (gateway/usage_report.h)
 #include <openssl/rand.h>
 
 #include "gateway/handlers/context.h"
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
+#include "gateway/usage_report.h"
 
 namespace strata::gateway {
 namespace {
 
 constexpr std::string_view kUsersPath = "/_strata/admin/users";
+constexpr std::string_view kUsagePath = "/_strata/admin/usage";
 
 std::string NewSecret() {
   static constexpr char kAlphabet[] =
@@ -54,6 +58,14 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
   auto& index = ctx.services.index;
   if (path == kWritebackPath || path == kFlushPath || path == kEvictPath) {
     co_return co_await HandleWritebackAdmin(ctx);
+  }
+  if (path == kUsagePath && verb == http::verb::get) {
+    auto report = co_await Offload(ctx.services.blocking_pool,
+                                   [&] { return ReadUsageReport(ctx.services.config, index); });
+    if (!report.ok()) {
+      co_return report.error();
+    }
+    co_return co_await SendJson(ctx, 200, UsageReportJson(*report));
   }
   if (path == kUsersPath && verb == http::verb::get) {
     auto users = index.ListUsers();

@@ -4,6 +4,7 @@
 //   strata-admin --config FILE user create [NAME] [--admin]   (NAME: generated when omitted)
 //   strata-admin --config FILE user list
 //   strata-admin --config FILE user delete NAME
+//   strata-admin --config FILE usage [--json]
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -11,12 +12,14 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "auth/signer.h"
 #include "common/config.h"
+#include "tools/admin/usage_table.h"
 
 namespace {
 
@@ -33,11 +36,14 @@ int Usage() {
                "       strata-admin [--config FILE] writeback\n"
                "       strata-admin [--config FILE] flush [--timeout SECONDS]\n"
                "       strata-admin [--config FILE] evict BUCKET KEY [VERSION]\n"
+               "       strata-admin [--config FILE] usage [--json]\n"
                "  writeback  the write-back backlog: objects, bytes, age of the oldest, failing\n"
                "  flush      pushes the backlog upstream now and waits until it is empty\n"
                "             (exit 0), or until the timeout (default 60 s; exit 1)\n"
                "  evict      frees the local copy of a key (or of one version) the upstream\n"
-               "             has (the next GET reads it through again)\n");
+               "             has (the next GET reads it through again)\n"
+               "  usage      objects, bytes and the month's cost per bucket and tier, as a\n"
+               "             table (or the server's JSON with --json)\n");
   return 2;
 }
 
@@ -79,8 +85,10 @@ Target ServerAddress(const Config& config) {
   return t;
 }
 
+// Sends `req` and prints the answer's body, or hands it to `take_body` when given.
 template <typename Stream>
-int Exchange(Stream& stream, http::request<http::string_body>& req) {
+int Exchange(Stream& stream, http::request<http::string_body>& req,
+             const std::function<int(const std::string&)>& take_body) {
   http::write(stream, req);
   beast::flat_buffer buffer;
   http::response<http::string_body> res;
@@ -90,13 +98,17 @@ int Exchange(Stream& stream, http::request<http::string_body>& req) {
                  res.body().c_str());
     return 1;
   }
+  if (take_body) {
+    return take_body(res.body());
+  }
   if (!res.body().empty()) {
     std::printf("%s\n", res.body().c_str());
   }
   return 0;
 }
 
-int Call(const Config& config, http::verb verb, const std::string& path, const std::string& query) {
+int Call(const Config& config, http::verb verb, const std::string& path, const std::string& query,
+         const std::function<int(const std::string&)>& take_body = nullptr) {
   const strata::UserConfig* admin = nullptr;
   for (const auto& u : config.users) {
     if (u.admin) {
@@ -139,11 +151,11 @@ int Call(const Config& config, http::verb verb, const std::string& path, const s
       beast::ssl_stream<beast::tcp_stream> stream(ioc, tls);
       beast::get_lowest_layer(stream).connect(endpoints);
       stream.handshake(asio::ssl::stream_base::client);
-      return Exchange(stream, req);
+      return Exchange(stream, req, take_body);
     }
     beast::tcp_stream stream(ioc);
     stream.connect(endpoints);
-    return Exchange(stream, req);
+    return Exchange(stream, req, take_body);
   } catch (const std::exception& e) {
     return Fail("cannot reach strata at " + host_header + ": " + e.what());
   }
@@ -201,6 +213,22 @@ int main(int argc, char** argv) {
       query += "&versionId=" + strata::auth::UriEncode(args[3], true);
     }
     return Call(*config, http::verb::post, "/_strata/admin/evict", query);
+  }
+  if (!args.empty() && args[0] == "usage") {
+    if (args.size() == 2 && args[1] == "--json") {
+      return Call(*config, http::verb::get, "/_strata/admin/usage", "");
+    }
+    if (args.size() != 1) {
+      return Usage();
+    }
+    return Call(*config, http::verb::get, "/_strata/admin/usage", "", [](const std::string& body) {
+      auto table = strata::admin::UsageTable(body);
+      if (!table) {
+        return Fail("the server's usage report is not the expected JSON: " + body);
+      }
+      std::fputs(table->c_str(), stdout);
+      return 0;
+    });
   }
   if (args.size() == 1 && args[0] == "writeback") {
     return Call(*config, http::verb::get, "/_strata/admin/writeback", "");

@@ -1,0 +1,122 @@
+#include "tools/admin/usage_table.h"
+
+// Boost.JSON header-only: Debian ships no compiled libboost_json for 1.81, and this is
+// the one file that uses it.
+#include <boost/json/src.hpp>
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+namespace strata::admin {
+namespace {
+
+namespace json = boost::json;
+
+// A table with left-aligned text and right-aligned numbers, columns as wide as their
+// widest cell.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const {
+    std::vector<std::size_t> width(rows_.front().size(), 0);
+    for (const auto& row : rows_) {
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        width[c] = std::max(width[c], row[c].size());
+      }
+    }
+    std::string out;
+    for (const auto& row : rows_) {
+      std::string line;
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        const std::string pad(width[c] - row[c].size(), ' ');
+        line += c < 2 ? row[c] + pad : pad + row[c];  // bucket and tier left, numbers right
+        line += c + 1 < row.size() ? "  " : "";
+      }
+      while (!line.empty() && line.back() == ' ') {
+        line.pop_back();
+      }
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string Money(double dollars) {
+  if (dollars > 0 && dollars < 0.005) {
+    return "<$0.01";  // not $0.00: something is stored
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "$%.2f", dollars);
+  return text;
+}
+
+std::int64_t Int(const json::object& o, const char* name) {
+  const json::value* v = o.if_contains(name);
+  if (v == nullptr) {
+    throw std::invalid_argument(name);
+  }
+  return v->to_number<std::int64_t>();
+}
+
+double Real(const json::object& o, const char* name) {
+  const json::value* v = o.if_contains(name);
+  if (v == nullptr) {
+    throw std::invalid_argument(name);
+  }
+  return v->to_number<double>();
+}
+
+std::string Text(const json::object& o, const char* name) {
+  return std::string(o.at(name).as_string());
+}
+
+}  // namespace
+
+std::string HumanBytes(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t unit = 0;
+  while (bytes >= 1024 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, kUnits[unit]);
+  return text;
+}
+
+std::optional<std::string> UsageTable(const std::string& text) {
+  try {
+    const json::object doc = json::parse(text).as_object();
+    Table buckets({"BUCKET", "TIER", "OBJECTS", "BYTES", "SIZE", "COST/MONTH"});
+    for (const auto& item : doc.at("buckets").as_array()) {
+      const json::object& line = item.as_object();
+      buckets.Add({Text(line, "bucket"), Text(line, "tier"), std::to_string(Int(line, "objects")),
+                   std::to_string(Int(line, "bytes")),
+                   HumanBytes(static_cast<double>(Int(line, "bytes"))),
+                   Money(Real(line, "cost_per_month"))});
+    }
+    Table tiers(
+        {"TIER", "KIND", "OBJECTS", "BYTES", "SIZE", "CAPACITY", "PRICE/GB-MONTH", "COST/MONTH"});
+    for (const auto& item : doc.at("tiers").as_array()) {
+      const json::object& tier = item.as_object();
+      const std::int64_t capacity = Int(tier, "capacity");
+      char price[32];
+      std::snprintf(price, sizeof price, "$%.4f", Real(tier, "price_per_gb_month"));
+      tiers.Add({Text(tier, "tier"), Text(tier, "kind"), std::to_string(Int(tier, "objects")),
+                 std::to_string(Int(tier, "bytes")),
+                 HumanBytes(static_cast<double>(Int(tier, "bytes"))),
+                 capacity == 0 ? "-" : HumanBytes(static_cast<double>(capacity)), price,
+                 Money(Real(tier, "cost_per_month"))});
+    }
+    return buckets.Render() + "\n" + tiers.Render() + "\nTOTAL COST/MONTH  " +
+           Money(Real(doc, "cost_per_month")) + "\n";
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace strata::admin
