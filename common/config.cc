@@ -489,8 +489,9 @@ class ConfigReader {
       const std::string prefix = Indexed("tiers", i);
       STRATA_RETURN_IF_ERROR(
           CheckKeys(t, prefix,
-                    {"name", "kind", "path", "capacity", "price_per_gb_month", "endpoint",
-                     "access_key", "secret_key", "region", "revalidate_after", "ca_file"}));
+                    {"name", "kind", "path", "capacity", "high_watermark", "low_watermark",
+                     "price_per_gb_month", "endpoint", "access_key", "secret_key", "region",
+                     "revalidate_after", "ca_file"}));
       TierConfig tier;
       for (const char* required : {"name", "kind"}) {
         if (!t.contains(required)) {
@@ -529,6 +530,11 @@ class ConfigReader {
         if (s3_only && tier.kind != TierKind::kS3) {
           return Fail(k.source(), key, "only applies to tiers of kind \"s3\"");
         }
+        const bool capacity_key =
+            name == "capacity" || name == "high_watermark" || name == "low_watermark";
+        if (capacity_key && tier.kind == TierKind::kS3) {
+          return Fail(k.source(), key, "only applies to local tiers (the upstream has no limit)");
+        }
         if (name == "path" && tier.kind == TierKind::kS3) {
           return Fail(k.source(), key, "does not apply to tiers of kind \"s3\"");
         }
@@ -540,6 +546,13 @@ class ConfigReader {
           auto r = GetSize(v, key);
           STRATA_RETURN_IF_ERROR(r);
           tier.capacity = *r;
+        } else if (name == "high_watermark" || name == "low_watermark") {
+          auto r = GetNumber(v, key);
+          STRATA_RETURN_IF_ERROR(r);
+          if (!(*r > 0.0) || *r > 1.0) {
+            return Fail(v, key, "must be a fraction of the capacity in (0, 1]");
+          }
+          (name == "high_watermark" ? tier.high_watermark : tier.low_watermark) = *r;
         } else if (name == "price_per_gb_month") {
           auto r = GetNumber(v, key);
           STRATA_RETURN_IF_ERROR(r);
@@ -575,6 +588,9 @@ class ConfigReader {
           STRATA_RETURN_IF_ERROR(r);
           tier.ca_file = std::move(*r);
         }
+      }
+      if (tier.low_watermark >= tier.high_watermark) {
+        return Fail(t, Join(prefix, "low_watermark"), "must be below high_watermark");
       }
       if (tier.kind == TierKind::kLocal && tier.path.empty()) {
         return Fail(t, Join(prefix, "path"), "missing (required for kind \"local\")");

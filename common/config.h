@@ -52,6 +52,10 @@ struct TierConfig {
   TierKind kind = TierKind::kLocal;
   std::string path;            // local
   std::uint64_t capacity = 0;  // bytes; 0: unlimited
+  // local tiers with a capacity: above high_watermark x capacity, clean copies are
+  // evicted until the tier is under low_watermark x capacity (storage/engine/eviction).
+  double high_watermark = 0.95;
+  double low_watermark = 0.85;
   double price_per_gb_month = 0.0;
   std::string endpoint;              // s3
   std::string access_key;            // s3

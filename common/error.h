@@ -50,6 +50,9 @@ enum class ErrorCode {
   kTooManyTags,                   // more tags than S3 allows (S3 answers 400 BadRequest)
   kNoSuchTagSet,                  // GetBucketTagging of a bucket without tags
   kNoSuchLifecycleConfiguration,  // GetBucketLifecycleConfiguration of a bucket without rules
+  // Restore.
+  kInvalidObjectState,  // RestoreObject of a class that needs none; GET of an unrestored one
+  kRestoreAlreadyInProgress,
   // Multipart uploads.
   kNoSuchUpload,
   kInvalidPart,        // a named part is missing or its ETag/checksum differs

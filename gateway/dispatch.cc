@@ -117,6 +117,15 @@ HandlerResult Route(RequestContext& ctx) {
   if (t.HasParam("lifecycle")) {
     co_return co_await RouteLifecycle(ctx);
   }
+  if (t.HasParam("restore")) {
+    if (t.key.empty()) {
+      co_return NotImplemented();
+    }
+    if (verb != http::verb::post) {
+      co_return MethodNotAllowed();
+    }
+    co_return co_await RestoreObject(ctx);
+  }
   if (!t.key.empty() && t.HasParam("attributes")) {
     if (verb != http::verb::get) {
       co_return MethodNotAllowed();

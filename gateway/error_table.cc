@@ -72,6 +72,10 @@ S3ErrorInfo LookupS3Error(ErrorCode code) {
       return {404, "NoSuchTagSet"};
     case ErrorCode::kNoSuchLifecycleConfiguration:
       return {404, "NoSuchLifecycleConfiguration"};
+    case ErrorCode::kInvalidObjectState:
+      return {403, "InvalidObjectState"};
+    case ErrorCode::kRestoreAlreadyInProgress:
+      return {409, "RestoreAlreadyInProgress"};
     case ErrorCode::kNoSuchUpload:
       return {404, "NoSuchUpload"};
     case ErrorCode::kInvalidPart:

@@ -14,7 +14,9 @@
 #include "metadata/index.h"
 #include "storage/data_path.h"
 #include "storage/engine/lifecycle_worker.h"
+#include "storage/engine/tier_caches.h"
 #include "storage/object_store.h"
+#include "storage/upstream/fetcher.h"
 #include "storage/upstream/upstream.h"
 #include "storage/upstream/writeback.h"
 
@@ -96,6 +98,7 @@ int main(int argc, char** argv) {
   // The cold tier: an upstream S3 store, and the worker writing the queue back to it.
   std::unique_ptr<storage::Upstream> upstream;
   std::unique_ptr<storage::WritebackWorker> writeback;
+  std::unique_ptr<storage::Fetcher> fetcher;
   if (const TierConfig* cold = config->UpstreamTier()) {
     auto made = storage::Upstream::Create(*cold);
     if (!made.ok()) {
@@ -111,11 +114,20 @@ int main(int argc, char** argv) {
     writeback = std::make_unique<storage::WritebackWorker>(**index, **store, *upstream, options);
     services.upstream = upstream.get();
     services.writeback = writeback.get();
+    fetcher = std::make_unique<storage::Fetcher>(**store, *upstream, storage::FetchOptions{});
+    services.fetcher = fetcher.get();
     const auto backlog = (*index)->WritebackBacklog();
     spdlog::info("upstream: tier {} at {}; write-back delay {} ms, backlog {} objects, {} bytes",
                  cold->name, cold->endpoint, config->writeback.delay.count(), backlog.objects,
                  backlog.bytes);
   }
+
+  // Capacity: admission and eviction on the local tiers that have a capacity. Declared
+  // before the workers that move data, so it outlives them.
+  storage::TierCaches tier_caches(*config, **index, **store);
+  (*store)->SetResidencyListener(
+      [&tier_caches](const metadata::ObjectRecord& record) { tier_caches.OnResident(record); });
+  services.tier_caches = &tier_caches;
 
   // Lifecycle rules, applied from the index's due-time queue every [lifecycle] interval.
   storage::LifecycleWorker lifecycle(*config, **index, **store, clock);
@@ -128,9 +140,14 @@ int main(int argc, char** argv) {
   if (writeback) {
     writeback->Start();
   }
+  if (fetcher) {
+    fetcher->Start();
+  }
   lifecycle.Start();
+  tier_caches.Start();
   server.Run();
   writeback.reset();
+  fetcher.reset();
   if (upstream) {
     upstream->ReleaseClients();
   }

@@ -179,6 +179,33 @@ void RenderUsage(ExpositionWriter& w, const UsageReport& usage) {
   }
 }
 
+// Eviction and admission on the local tiers with a capacity (storage/engine/tier_caches.h).
+void RenderTierCaches(ExpositionWriter& w, const std::vector<storage::TierCacheStats>& tiers) {
+  w.Family("strata_evictions_total", "counter",
+           "Clean local copies evicted to keep the tier under its capacity.");
+  for (const auto& t : tiers) {
+    w.Sample("strata_evictions_total", {{"tier", t.tier}}, t.evictions);
+  }
+  w.Family("strata_evicted_bytes_total", "counter", "Bytes of the local copies evicted.");
+  for (const auto& t : tiers) {
+    w.Sample("strata_evicted_bytes_total", {{"tier", t.tier}}, t.evicted_bytes);
+  }
+  w.Family("strata_read_through_fills_total", "counter",
+           "Read-through misses the tier cached (admitted) or only streamed (refused: not "
+           "read more often than what they would displace).");
+  for (const auto& t : tiers) {
+    w.Sample("strata_read_through_fills_total", {{"tier", t.tier}, {"decision", "admitted"}},
+             t.admitted);
+    w.Sample("strata_read_through_fills_total", {{"tier", t.tier}, {"decision", "refused"}},
+             t.refused);
+  }
+  w.Family("strata_eviction_blocked_total", "counter",
+           "Eviction passes that ended above the low mark with no clean copy left to evict.");
+  for (const auto& t : tiers) {
+    w.Sample("strata_eviction_blocked_total", {{"tier", t.tier}}, t.blocked);
+  }
+}
+
 }  // namespace
 
 std::string EscapeLabelValue(std::string_view value) {
@@ -428,6 +455,9 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
   if (sample.usage) {
     RenderUsage(w, *sample.usage);
   }
+  if (!sample.tier_caches.empty()) {
+    RenderTierCaches(w, sample.tier_caches);
+  }
   w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
   w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
   w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -455,6 +485,9 @@ std::string GatewayMetrics::Scrape(const Services& services) const {
   auto usage = ReadUsageReport(services.config, services.index);
   if (usage.ok()) {
     sample.usage = std::move(usage).value();
+  }
+  if (services.tier_caches != nullptr) {
+    sample.tier_caches = services.tier_caches->stats();
   }
   if (services.writeback != nullptr) {
     const auto totals = services.index.WritebackBacklog();

@@ -24,6 +24,7 @@
 
 #include "gateway/operation.h"
 #include "gateway/usage_report.h"
+#include "storage/engine/tier_caches.h"
 
 namespace strata::gateway {
 
@@ -128,8 +129,9 @@ struct WritebackSample {
 
 // What a scrape reads besides the gateway's counters.
 struct ScrapeSample {
-  std::optional<WritebackSample> writeback;  // nullopt: no upstream configured
-  std::optional<UsageReport> usage;          // nullopt: not read (no index, or it failed)
+  std::optional<WritebackSample> writeback;          // nullopt: no upstream configured
+  std::optional<UsageReport> usage;                  // nullopt: not read (no index, or it failed)
+  std::vector<storage::TierCacheStats> tier_caches;  // local tiers with a capacity
   double uptime_seconds = 0;
   std::uint64_t checksum_mismatches = 0;        // storage::ChecksumMismatches()
   std::uint64_t send_block_bytes = 0;           // SendBlockBytes()

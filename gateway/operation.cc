@@ -160,6 +160,8 @@ std::string_view OperationName(S3Operation op) {
       return "HeadObject";
     case S3Operation::kDeleteObject:
       return "DeleteObject";
+    case S3Operation::kRestoreObject:
+      return "RestoreObject";
     case S3Operation::kGetObjectAttributes:
       return "GetObjectAttributes";
     case S3Operation::kGetObjectTagging:
@@ -203,31 +205,18 @@ S3Operation MethodOperation(verb method) {
 
 bool HasUnsupportedSubresource(const S3Target& target) {
   // S3 sub-resources strata does not implement yet.
-  static constexpr std::string_view kNames[] = {"accelerate",
-                                                "acl",
-                                                "analytics",
-                                                "cors",
-                                                "encryption",
-                                                "intelligent-tiering",
-                                                "inventory",
-                                                "legal-hold",
-                                                "logging",
-                                                "metrics",
-                                                "notification",
-                                                "object-lock",
-                                                "ownershipControls",
-                                                "policy",
-                                                "policyStatus",
-                                                "publicAccessBlock",
-                                                "replication",
-                                                "requestPayment",
-                                                "restore",
-                                                "retention",
-                                                "select",
-                                                "torrent",
-                                                "website",
-                                                "renameObject",
-                                                "session"};
+  static constexpr std::string_view kNames[] = {"accelerate",        "acl",
+                                                "analytics",         "cors",
+                                                "encryption",        "intelligent-tiering",
+                                                "inventory",         "legal-hold",
+                                                "logging",           "metrics",
+                                                "notification",      "object-lock",
+                                                "ownershipControls", "policy",
+                                                "policyStatus",      "publicAccessBlock",
+                                                "replication",       "requestPayment",
+                                                "retention",         "select",
+                                                "torrent",           "website",
+                                                "renameObject",      "session"};
   for (auto name : kNames) {
     if (target.HasParam(name)) {
       return true;
@@ -258,6 +247,9 @@ S3Operation ClassifyOperation(const S3Target& target, verb method, bool copy_sou
   }
   if (HasUnsupportedSubresource(target)) {
     return MethodOperation(method);
+  }
+  if (!bucket_level && target.HasParam("restore")) {
+    return method == verb::post ? S3Operation::kRestoreObject : MethodOperation(method);
   }
   if (!bucket_level && method == verb::get && target.HasParam("attributes")) {
     return S3Operation::kGetObjectAttributes;

@@ -53,6 +53,7 @@ enum class S3Operation : std::uint8_t {
   kHeadObject,
   kDeleteObject,
   kGetObjectAttributes,
+  kRestoreObject,
   kGetObjectTagging,
   kPutObjectTagging,
   kDeleteObjectTagging,

@@ -13,6 +13,8 @@
 namespace strata::storage {
 class Upstream;
 class WritebackWorker;
+class TierCaches;
+class Fetcher;
 }  // namespace strata::storage
 
 namespace strata::gateway {
@@ -27,6 +29,10 @@ struct Services {
   // With an `s3` tier: the upstream and the worker pushing the write-back queue to it.
   storage::Upstream* upstream = nullptr;
   storage::WritebackWorker* writeback = nullptr;
+  // Local tiers with a capacity: admission of read-through fills, hits, eviction.
+  storage::TierCaches* tier_caches = nullptr;
+  // With an `s3` tier: background fetches of upstream copies onto the hot tier (restore).
+  storage::Fetcher* fetcher = nullptr;
 };
 
 }  // namespace strata::gateway

@@ -340,4 +340,66 @@ Result<std::vector<storage::CompletedPart>> ParseCompleteMultipartUpload(std::st
   return parts;
 }
 
+Result<RestoreRequest> ParseRestoreRequest(std::string_view body) {
+  pugi::xml_document doc;
+  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
+    return Malformed();
+  }
+  auto root = SingleRoot(doc, "RestoreRequest");
+  if (!root) {
+    return Malformed();
+  }
+  RestoreRequest request;
+  bool have_days = false;
+  bool have_job = false;
+  bool have_description = false;
+  for (auto child : root.children()) {
+    if (child.type() != pugi::node_element) {
+      continue;
+    }
+    const std::string_view name = child.name();
+    if (name == "Type" || name == "SelectParameters" || name == "OutputLocation") {
+      return Error(ErrorCode::kNotImplemented, "SELECT restores are not supported");
+    }
+    if (name == "Days" && !have_days) {
+      auto value = TextOnly(child);
+      if (!value) {
+        return Malformed();
+      }
+      auto [p, ec] = std::from_chars(value->data(), value->data() + value->size(), request.days);
+      if (ec != std::errc() || p != value->data() + value->size() || request.days < 1 ||
+          request.days > 2'147'483'647) {
+        return Malformed();
+      }
+      have_days = true;
+    } else if (name == "GlacierJobParameters" && !have_job) {
+      have_job = true;
+      bool have_tier = false;
+      for (auto job : child.children()) {
+        if (job.type() != pugi::node_element) {
+          continue;
+        }
+        auto value = TextOnly(job);
+        if (std::string_view(job.name()) != "Tier" || have_tier || !value ||
+            (*value != "Standard" && *value != "Bulk" && *value != "Expedited")) {
+          return Malformed();
+        }
+        request.tier = std::string(*value);
+        have_tier = true;
+      }
+      if (!have_tier) {
+        return Malformed();
+      }
+    } else if (name == "Description" && !have_description && TextOnly(child)) {
+      have_description = true;
+    } else {
+      return Malformed();
+    }
+  }
+  if (!have_days) {
+    return Malformed();
+  }
+  return request;
+}
+
 }  // namespace strata::gateway

@@ -67,4 +67,14 @@ Result<metadata::Tags> ParseTagging(std::string_view body);
 // for an unknown checksum element.
 Result<std::vector<storage::CompletedPart>> ParseCompleteMultipartUpload(std::string_view body);
 
+// RestoreObject's body: <RestoreRequest><Days>N</Days><GlacierJobParameters><Tier>
+// Standard|Bulk|Expedited</Tier></GlacierJobParameters>?<Description/>?</RestoreRequest>.
+// kMalformedXml for anything else, a missing Days, or Days outside 1..2^31-1;
+// kNotImplemented for a SELECT request (Type, SelectParameters, OutputLocation).
+struct RestoreRequest {
+  std::int64_t days = 0;
+  std::string tier = "Standard";  // how fast S3 would restore; strata fetches at once
+};
+Result<RestoreRequest> ParseRestoreRequest(std::string_view body);
+
 }  // namespace strata::gateway

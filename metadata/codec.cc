@@ -345,6 +345,9 @@ void PutObjectFields(Encoder& e, const ObjectRecord& o) {
   }
   // Format 3 from here.
   PutPairs(e, o.tags);
+  // Format 4.
+  e.PutSignedVarint(o.restore_expiry_ms);
+  e.PutByte(o.restore_ongoing ? 1 : 0);
 }
 
 bool GetPlacements(Decoder& d, std::uint8_t format, std::uint64_t object_size,
@@ -419,7 +422,16 @@ bool GetObjectFields(Decoder& d, std::uint8_t format, ObjectRecord* o) {
     return false;
   }
   o->delete_marker = marker == 1;
-  return format < 3 || GetPairs(d, &o->tags);
+  if (format >= 3 && !GetPairs(d, &o->tags)) {
+    return false;
+  }
+  std::uint8_t ongoing = 0;
+  if (format >= 4 &&
+      (!d.GetSignedVarint(&o->restore_expiry_ms) || !d.GetByte(&ongoing) || ongoing > 1)) {
+    return false;
+  }
+  o->restore_ongoing = ongoing == 1;
+  return true;
 }
 
 }  // namespace

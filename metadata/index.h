@@ -273,7 +273,8 @@ class Index {
                                                         const ObjectKey& key, std::size_t max) = 0;
   // Rewrites one version's record in place under the key's lock, if the version with
   // `version_id` still has `etag` and `last_modified_ms` and is not a delete marker:
-  // `change` edits its placements or storage class (never the fields that identify it)
+  // `change` edits its placements, storage class or restore state (never the fields that
+  // identify it)
   // and returns whether to write. The row keeps its place, queueing nothing. Returns
   // whether a change was written. Evicting a clean version's local copy, restoring it and
   // lifecycle transitions use this.

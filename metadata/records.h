@@ -127,6 +127,11 @@ struct ObjectRecord {
   // Object tags (x-amz-tagging, PutObjectTagging). Changing them rewrites this version's
   // record in place: no new version, same ETag and Last-Modified.
   Tags tags;
+  // RestoreObject (format 4): until restore_expiry_ms (Unix ms; 0: never restored) the
+  // version's local copy is pinned, never evicted, and HEAD answers x-amz-restore;
+  // restore_ongoing while its bytes are being fetched back from the upstream.
+  std::int64_t restore_expiry_ms = 0;
+  bool restore_ongoing = false;
 };
 
 // A multipart upload in progress. `object` holds what the finished object will be

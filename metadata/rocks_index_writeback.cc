@@ -312,6 +312,8 @@ Result<bool> RocksIndex::ChangeVersion(const BucketName& bucket, const ObjectKey
     ObjectRecord changed = before;
     changed.placements = std::move(record.placements);
     changed.storage_class = std::move(record.storage_class);
+    changed.restore_expiry_ms = record.restore_expiry_ms;
+    changed.restore_ongoing = record.restore_ongoing;
     rocksdb::WriteBatch batch;
     rocksdb::Status s = batch.Put(objects_, (*row)->row_key, EncodeObject(changed));
     if (s.ok()) {

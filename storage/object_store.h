@@ -173,6 +173,13 @@ class ObjectStore {
   // copy already. Blocking.
   virtual Result<bool> RestoreLocalCopy(std::unique_ptr<PendingWrite> write,
                                         const metadata::ObjectRecord& record) = 0;
+  // Calls `listener` with each version that gets a copy on a local tier, once committed
+  // (a write, copy, completed upload, read-through fill, restore or move), on the
+  // committing thread: the tier caches (storage/engine/tier_caches.h) learn what each tier
+  // holds. Set once, before any request.
+  using ResidencyListener = std::function<void(const metadata::ObjectRecord&)>;
+  virtual void SetResidencyListener(ResidencyListener listener) = 0;
+
   // Whether the version has its bytes on a local tier.
   virtual bool HasLocalCopy(const metadata::ObjectRecord& record) const = 0;
 

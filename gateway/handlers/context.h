@@ -97,6 +97,9 @@ HandlerResult PutBucketLifecycleConfiguration(RequestContext& ctx);     // PUT b
 HandlerResult GetBucketLifecycleConfiguration(RequestContext& ctx);     // GET bucket ?lifecycle
 HandlerResult DeleteBucketLifecycleConfiguration(RequestContext& ctx);  // DELETE bucket ?lifecycle
 
+// RestoreObject (handlers/restore_handlers.cc).
+HandlerResult RestoreObject(RequestContext& ctx);  // POST key ?restore
+
 // GetObjectAttributes (handlers/attributes_handlers.cc).
 HandlerResult GetObjectAttributes(RequestContext& ctx);  // GET key ?attributes
 

@@ -13,6 +13,7 @@
 #include "gateway/offload.h"
 #include "gateway/xml.h"
 #include "storage/checksum.h"
+#include "storage/engine/tier_caches.h"
 
 namespace strata::gateway {
 namespace {
@@ -159,6 +160,9 @@ HandlerResult GetObject(RequestContext& ctx) {
     auto opened = ctx.services.store.OpenObject(*record);
     if (opened.ok()) {
       reader = std::move(opened).value();
+      if (ctx.services.tier_caches != nullptr) {
+        ctx.services.tier_caches->OnRead(*record);  // what eviction keeps learns from hits
+      }
       break;
     }
     if (opened.error().code != ErrorCode::kNoSuchKey || attempt == kOpenAttempts) {

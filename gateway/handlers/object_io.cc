@@ -267,6 +267,14 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
   if (!record.tags.empty()) {
     header.set("x-amz-tagging-count", std::to_string(record.tags.size()));
   }
+  if (record.restore_ongoing) {
+    header.set("x-amz-restore", "ongoing-request=\"true\"");
+  } else if (record.restore_expiry_ms > std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            ctx.services.clock.Now().time_since_epoch())
+                                            .count()) {
+    header.set("x-amz-restore", "ongoing-request=\"false\", expiry-date=\"" +
+                                    FormatHttpDate(record.restore_expiry_ms) + "\"");
+  }
   if (ctx.bucket && !ctx.bucket->upstream_tier.empty()) {
     const bool clean = std::any_of(
         record.placements.begin(), record.placements.end(),

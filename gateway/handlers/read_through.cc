@@ -15,6 +15,7 @@
 #include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "metadata/codec.h"
+#include "storage/engine/tier_caches.h"
 #include "storage/upstream/upstream.h"
 
 namespace strata::gateway {
@@ -514,7 +515,11 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   }
 
   std::unique_ptr<storage::PendingWrite> fill;
-  if (WholeObjectGet(ctx)) {
+  // A full hot tier caches a miss only when it is read more often than what it would
+  // displace (storage/engine/cache_policy.h); otherwise the bytes just stream through.
+  const bool admitted = WholeObjectGet(ctx) && (ctx.services.tier_caches == nullptr ||
+                                                ctx.services.tier_caches->AdmitFill(record));
+  if (admitted) {
     auto begun = ctx.services.store.BeginWrite(bucket.name, {});
     if (begun.ok()) {
       fill = std::move(begun).value();

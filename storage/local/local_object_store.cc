@@ -215,6 +215,7 @@ Result<metadata::ObjectRecord> LocalObjectStore::CommitCachedCopy(
       RemoveQuietly(file.id());
       return std::move(committed).error();
     }
+    NotifyResident(record);
     return record;
   });
 }
@@ -284,6 +285,9 @@ Result<bool> LocalObjectStore::MoveToUpstream(const metadata::ObjectRecord& reco
           if (!clean) {
             return false;  // dirty: these bytes exist nowhere else
           }
+          if (version.storage_class == storage_class && version.restore_expiry_ms > NowMs()) {
+            return false;  // an eviction of a restored copy, pinned until its expiry
+          }
           for (auto it = placements.begin(); it != placements.end();) {
             if (LocalTierNamed(it->tier) != nullptr) {
               evicted.push_back(std::move(*it));
@@ -340,6 +344,10 @@ Result<bool> LocalObjectStore::RestoreLocalCopy(std::unique_ptr<PendingWrite> wr
       if (restored.ok()) {
         PlaceByClass(*restored);
       }
+    } else {
+      metadata::ObjectRecord restored = record;
+      restored.placements.insert(restored.placements.begin(), local);
+      NotifyResident(restored);
     }
     return true;
   });

@@ -81,6 +81,9 @@ class LocalObjectStore final : public ObjectStore {
                               const std::string& upstream_tier) override;
   Result<bool> RestoreLocalCopy(std::unique_ptr<PendingWrite> write,
                                 const metadata::ObjectRecord& record) override;
+  void SetResidencyListener(ResidencyListener listener) override {
+    residency_ = std::move(listener);
+  }
   bool HasLocalCopy(const metadata::ObjectRecord& record) const override {
     return LocalPlacement(record) != nullptr;
   }
@@ -140,7 +143,10 @@ class LocalObjectStore final : public ObjectStore {
   Result<metadata::Placement> AdoptPlacement(const metadata::Placement& from, const LocalTier& to);
   // After a commit: moves `record` to the local tier its storage class names, if another.
   // A failed move leaves the version where it is (logged): it is still whole and durable.
+  // Either way the version's local copy is reported to the residency listener.
   void PlaceByClass(metadata::ObjectRecord& record);
+  // Reports `record` to the residency listener if it has a local copy.
+  void NotifyResident(const metadata::ObjectRecord& record) const;
   // Stores a promoted data file as part `number` of `upload`, freeing the part it
   // replaces; removes the file when the upload is gone.
   Result<metadata::PartRecord> StorePart(metadata::PartRecord part,
@@ -158,6 +164,7 @@ class LocalObjectStore final : public ObjectStore {
   std::map<std::string, std::string> class_tiers_;
   metadata::Index& index_;
   SweepOptions sweep_;
+  ResidencyListener residency_;
 
   std::mutex sweeper_mu_;
   std::condition_variable sweeper_cv_;

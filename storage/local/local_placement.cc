@@ -89,6 +89,7 @@ Result<bool> LocalObjectStore::MoveToLocalTier(const metadata::ObjectRecord& rec
       adopted = std::move(*made);
     }
     std::vector<metadata::Placement> freed;
+    metadata::ObjectRecord moved;
     auto changed = index_.ChangeVersion(
         record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
         [&](metadata::ObjectRecord& version) {
@@ -111,6 +112,7 @@ Result<bool> LocalObjectStore::MoveToLocalTier(const metadata::ObjectRecord& rec
             return false;
           }
           version.storage_class = storage_class;
+          moved = version;
           return true;
         });
     if (!changed.ok() || !*changed) {
@@ -124,6 +126,9 @@ Result<bool> LocalObjectStore::MoveToLocalTier(const metadata::ObjectRecord& rec
     metadata::ObjectRecord old;
     old.placements = std::move(freed);
     RemoveData(old, "");
+    moved.bucket = record.bucket;
+    moved.key = record.key;
+    NotifyResident(moved);
     return true;
   });
 }
@@ -132,6 +137,7 @@ void LocalObjectStore::PlaceByClass(metadata::ObjectRecord& record) {
   const auto named = class_tiers_.find(record.storage_class);
   const metadata::Placement* local = LocalPlacement(record);
   if (named == class_tiers_.end() || local == nullptr || local->tier == named->second) {
+    NotifyResident(record);
     return;
   }
   auto moved = MoveToLocalTier(record, named->second, record.storage_class);
@@ -139,11 +145,18 @@ void LocalObjectStore::PlaceByClass(metadata::ObjectRecord& record) {
     spdlog::warn("storage: {}/{} stays on tier {}, not moved to {} ({}): {}", record.bucket.str(),
                  record.key.str(), local->tier, named->second, record.storage_class,
                  moved.ok() ? "it changed meanwhile" : moved.error().message);
+    NotifyResident(record);
     return;
   }
   auto placed = index_.GetVersion(record.bucket, record.key, record.version_id);
   if (placed.ok()) {
     record.placements = std::move(placed->placements);
+  }
+}
+
+void LocalObjectStore::NotifyResident(const metadata::ObjectRecord& record) const {
+  if (residency_ && LocalPlacement(record) != nullptr) {
+    residency_(record);
   }
 }
 

@@ -121,6 +121,12 @@ STANDARD = "hot"
         lc = bench_json("lifecycle", "--objects", 200, "--due", 20, "--dir",
                         os.path.join(work, "lifecycle"))
         assert lc["expired"] == 40 and lc["due_left"] == 0 and lc["pass_s"] > 0, lc
+        # The eviction policy benchmark: hit ratios in range, the optimum is C / D.
+        cache = bench_json("cache", "--objects", 2000, "--fraction", 0.25, "--zipf-reads", 20000)
+        assert cache["optimum"] == 0.25, cache
+        assert 0 < cache["epoch_hit_ratio"] <= 0.25 and 0 <= cache["epoch_hit_ratio_lru"] < 0.25
+        assert 0 < cache["zipf_hit_ratio"] < 1 and 0 < cache["zipf_hit_ratio_lru"] < 1, cache
+        bench("cache", "--fraction", 1.5, expect_rc=2)
     finally:
         server.terminate()
         try:

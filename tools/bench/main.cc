@@ -8,6 +8,8 @@
 //   strata-bench crc      [--mib 256] [--rounds 5]
 //   strata-bench sigv4    [--duration 2]
 //   strata-bench lifecycle [--objects 10000] [--due 1000] [--dir D]  (a pass's cost vs size)
+//   strata-bench cache [--objects 100000] [--fraction 0.3] [--epochs 4] [--zipf 0.9]
+//                      [--zipf-reads 2000000] [--zipf-fraction 0.05]  (eviction policy vs LRU)
 //
 // Key options: --bucket B --key-prefix P --first N --count N --step N
 //   [--suffixes N --suffix-first N] (see KeySet in load.h)
@@ -28,6 +30,7 @@
 
 #include "auth/signer.h"
 #include "common/text.h"
+#include "tools/bench/cache_sim.h"
 #include "tools/bench/lifecycle_lag.h"
 #include "tools/bench/load.h"
 #include "tools/bench/micro.h"
@@ -40,7 +43,7 @@ int Usage(const char* why) {
   std::fprintf(
       stderr,
       "strata-bench: %s\n"
-      "usage: strata-bench load|populate|list|request|presign|crc|sigv4|lifecycle [--option "
+      "usage: strata-bench load|populate|list|request|presign|crc|sigv4|lifecycle|cache [--option "
       "value]...\n"
       "       (see the comment at the top of tools/bench/main.cc, or "
       "tools/bench/README.md)\n",
@@ -319,6 +322,36 @@ int Lifecycle(Args& args) {
   return Emit(args, json, r->expired != 2 * r->due || r->due_left != 0);
 }
 
+int Cache(Args& args) {
+  strata::bench::CacheSimOptions o;
+  o.objects = args.U64("objects", o.objects);
+  o.capacity_fraction = args.Num("fraction", o.capacity_fraction);
+  o.epochs = static_cast<int>(args.U64("epochs", static_cast<std::uint64_t>(o.epochs)));
+  o.zipf_s = args.Num("zipf", o.zipf_s);
+  o.zipf_reads = args.U64("zipf-reads", o.zipf_reads);
+  o.zipf_capacity_fraction = args.Num("zipf-fraction", o.zipf_capacity_fraction);
+  if (std::string unused = args.Unused(); !unused.empty()) {
+    return Usage(("unknown option " + unused).c_str());
+  }
+  if (o.objects < 10 || !(o.capacity_fraction > 0 && o.capacity_fraction < 1) || o.epochs < 2 ||
+      !(o.zipf_capacity_fraction > 0 && o.zipf_capacity_fraction < 1)) {
+    return Usage("cache needs --objects >= 10, fractions in (0, 1) and --epochs >= 2");
+  }
+  const auto r = strata::bench::RunCacheSim(o);
+  std::string json = "{\"mode\":\"cache\",\"objects\":" + std::to_string(o.objects) +
+                     ",\"capacity_fraction\":" + Fmt("%.3f", o.capacity_fraction) +
+                     ",\"epochs\":" + std::to_string(o.epochs) +
+                     ",\"optimum\":" + Fmt("%.4f", r.optimum) +
+                     ",\"epoch_hit_ratio\":" + Fmt("%.4f", r.epoch_policy) +
+                     ",\"epoch_hit_ratio_lru\":" + Fmt("%.4f", r.epoch_lru) +
+                     ",\"zipf_s\":" + Fmt("%.2f", o.zipf_s) +
+                     ",\"zipf_capacity_fraction\":" + Fmt("%.3f", o.zipf_capacity_fraction) +
+                     ",\"zipf_hit_ratio\":" + Fmt("%.4f", r.zipf_policy) +
+                     ",\"zipf_hit_ratio_lru\":" + Fmt("%.4f", r.zipf_lru) +
+                     ",\"seconds\":" + Fmt("%.2f", r.seconds) + "}";
+  return Emit(args, json, false);
+}
+
 int SigV4(Args& args) {
   double seconds = args.Num("duration", 2);
   if (std::string unused = args.Unused(); !unused.empty()) {
@@ -366,6 +399,9 @@ int main(int argc, char** argv) {
   }
   if (mode == "lifecycle") {
     return Lifecycle(args);
+  }
+  if (mode == "cache") {
+    return Cache(args);
   }
   if (mode == "sigv4") {
     return SigV4(args);

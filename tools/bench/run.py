@@ -74,6 +74,7 @@ class Profile:
         self.lc_small = 10000                      # lifecycle: objects queued, not due
         self.lc_large = 100000 if quick else 1000000
         self.lc_due = 1000                         # versions due at the measured pass
+        self.cache_objects = 20000 if quick else 100000  # eviction policy replay
 
 
 class Bench:
@@ -278,7 +279,8 @@ http {{
         sv = s[key] if isinstance(s, dict) else s
         bv = b[key] if isinstance(b, dict) else b
         met = None if target is None else r >= target
-        self.row(workload, f"{sv:,.0f} {unit}{extra_s}", f"{bv:,.0f} {unit} ({bname}){extra_b}",
+        fmt = ",.1f" if unit == "%" else ",.0f"
+        self.row(workload, f"{sv:{fmt}} {unit}{extra_s}", f"{bv:{fmt}} {unit} ({bname}){extra_b}",
                  round(r, 3), f">= {target}x" if target is not None else "report", met, unit)
 
     @staticmethod
@@ -561,6 +563,27 @@ region = "{REGION}"
                        f"{large['first_pass_s']:.1f} s)",
                        f" ({small['pass_s'] * 1e3:.1f} ms)")
 
+    def eviction_policy(self):
+        """The hot tier's eviction policy replayed over training epochs (the optimum is C/D)
+        and Zipf reads (plain LRU of the same capacity is the baseline)."""
+        p = self.p
+        runs = {}
+        for fraction in (0.1, 0.3, 0.6):
+            log(f"eviction policy: {p.cache_objects:,} objects, cache {fraction:.0%} of them")
+            runs[fraction] = self.bench("cache", "--objects", p.cache_objects, "--fraction",
+                                        fraction, "--zipf-reads", 20 * p.cache_objects)
+        self.raw["cache"] = runs
+        for fraction, r in runs.items():
+            self.ratio_row(f"eviction policy, shuffled epochs 2-4, cache = {fraction:.0%} of "
+                           f"the dataset (hit %)", 100 * r["epoch_hit_ratio"],
+                           100 * r["optimum"], None, 0.9, "%", "optimum C/D",
+                           f" (LRU {100 * r['epoch_hit_ratio_lru']:.1f} %)")
+        z = runs[0.3]
+        self.ratio_row(f"eviction policy, Zipf s={z['zipf_s']} reads, cache = "
+                       f"{z['zipf_capacity_fraction']:.0%} of the objects (hit %)",
+                       100 * z["zipf_hit_ratio"], 100 * z["zipf_hit_ratio_lru"], None, 1.0, "%",
+                       "LRU")
+
     def write_profile(self):
         data = os.path.join(self.work, "perf.data")
         r = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children",
@@ -592,6 +615,7 @@ region = "{REGION}"
         self.memory()
         self.index_scale()
         self.lifecycle_lag()
+        self.eviction_policy()
         self.stop_all()
         self.elapsed = time.time() - started
         return self.report()

@@ -338,6 +338,23 @@ TEST(ConfigTest, Tiers) {
                       "tiers[1].name:");
   EXPECT_CONFIG_ERROR(With(local + "capacity = \"lots\"\n"), "tiers[1].capacity:");
   EXPECT_CONFIG_ERROR(With(local + "capacity = -5\n"), "tiers[1].capacity:");
+  EXPECT_CONFIG_ERROR(With(local + "high_watermark = 0\n"), "tiers[1].high_watermark:");
+  EXPECT_CONFIG_ERROR(With(local + "high_watermark = 1.5\n"), "tiers[1].high_watermark:");
+  EXPECT_CONFIG_ERROR(With(local + "low_watermark = \"half\"\n"), "tiers[1].low_watermark:");
+  EXPECT_CONFIG_ERROR(With(local + "low_watermark = 0.9\nhigh_watermark = 0.9\n"),
+                      "tiers[1].low_watermark", "below");
+  EXPECT_CONFIG_ERROR(With(local + "low_watermark = 0.97\n"), "tiers[1].low_watermark", "below");
+  EXPECT_CONFIG_ERROR(
+      With("[[tiers]]\nname = \"c\"\nkind = \"s3\"\nendpoint = \"http://x\"\ncapacity = 5\n"),
+      "tiers[1].capacity:", "local");
+  {
+    auto r = ParseConfig(With(local + "high_watermark = 0.8\nlow_watermark = 0.5\n"), "t");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_DOUBLE_EQ(r->tiers[1].high_watermark, 0.8);
+    EXPECT_DOUBLE_EQ(r->tiers[1].low_watermark, 0.5);
+    EXPECT_DOUBLE_EQ(r->tiers[0].high_watermark, 0.95);  // the defaults
+    EXPECT_DOUBLE_EQ(r->tiers[0].low_watermark, 0.85);
+  }
   EXPECT_CONFIG_ERROR(With(local + "price_per_gb_month = -0.1\n"), "tiers[1].price_per_gb_month:");
   EXPECT_CONFIG_ERROR(With(local + "price_per_gb_month = \"1\"\n"), "tiers[1].price_per_gb_month:");
   EXPECT_CONFIG_ERROR(With(local + "endpoint = \"http://x\"\n"), "tiers[1].endpoint:", "s3");

@@ -66,6 +66,9 @@ TEST(Operation, Objects) {
   EXPECT_EQ(Op(verb::get, "/b/k?tagging"), "GetObjectTagging");
   EXPECT_EQ(Op(verb::put, "/b/k?tagging"), "PutObjectTagging");
   EXPECT_EQ(Op(verb::get, "/b/k?attributes"), "GetObjectAttributes");
+  EXPECT_EQ(Op(verb::post, "/b/k?restore"), "RestoreObject");
+  EXPECT_EQ(Op(verb::get, "/b/k?restore"), "GET");
+  EXPECT_EQ(Op(verb::post, "/b?restore"), "POST");
   EXPECT_EQ(Op(verb::delete_, "/b/k?tagging"), "DeleteObjectTagging");
   EXPECT_EQ(Op(verb::get, "/b/k?acl"), "GET");
   EXPECT_EQ(Op(verb::post, "/b/k"), "POST");

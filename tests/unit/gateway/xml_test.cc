@@ -159,3 +159,60 @@ TEST(ErrorTable, TaggingCodes) {
 
 }  // namespace
 }  // namespace strata::gateway
+
+namespace strata::gateway {
+namespace {
+
+TEST(Xml, RestoreRequest) {
+  auto r = ParseRestoreRequest(
+      "<RestoreRequest xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Days>7</Days>"
+      "<GlacierJobParameters><Tier>Bulk</Tier></GlacierJobParameters>"
+      "<Description>why</Description></RestoreRequest>");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->days, 7);
+  EXPECT_EQ(r->tier, "Bulk");
+  r = ParseRestoreRequest("<RestoreRequest><Days>2147483647</Days></RestoreRequest>");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tier, "Standard");
+}
+
+TEST(Xml, RestoreRequestRejectsMalformed) {
+  for (const char* body : {
+           "",
+           "x",
+           "<RestoreRequest/>",
+           "<RestoreRequest><Days></Days></RestoreRequest>",
+           "<RestoreRequest><Days>0</Days></RestoreRequest>",
+           "<RestoreRequest><Days>2147483648</Days></RestoreRequest>",
+           "<RestoreRequest><Days>1 </Days></RestoreRequest>",
+           "<RestoreRequest><Days>+1</Days></RestoreRequest>",
+           "<RestoreRequest><Days><X/></Days></RestoreRequest>",
+           "<RestoreRequest><Days>1</Days><Days>1</Days></RestoreRequest>",
+           "<RestoreRequest><Days>1</Days><GlacierJobParameters/></RestoreRequest>",
+           "<RestoreRequest><Days>1</Days><GlacierJobParameters><Tier>Now</Tier>"
+           "</GlacierJobParameters></RestoreRequest>",
+           "<RestoreRequest><Days>1</Days><GlacierJobParameters><Tier>Bulk</Tier><Tier>Bulk"
+           "</Tier></GlacierJobParameters></RestoreRequest>",
+           "<RestoreRequest><Days>1</Days><Other/></RestoreRequest>",
+           "<RestoreRequest><Days>1</Days></RestoreRequest><RestoreRequest/>",
+           "<Other><Days>1</Days></Other>",
+       }) {
+    auto r = ParseRestoreRequest(body);
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.error().code, ErrorCode::kMalformedXml) << body;
+  }
+  auto select = ParseRestoreRequest(
+      "<RestoreRequest><Type>SELECT</Type><SelectParameters/></RestoreRequest>");
+  ASSERT_FALSE(select.ok());
+  EXPECT_EQ(select.error().code, ErrorCode::kNotImplemented);
+}
+
+TEST(ErrorTable, RestoreCodes) {
+  EXPECT_EQ(LookupS3Error(ErrorCode::kInvalidObjectState).code, "InvalidObjectState");
+  EXPECT_EQ(LookupS3Error(ErrorCode::kInvalidObjectState).status, 403u);
+  EXPECT_EQ(LookupS3Error(ErrorCode::kRestoreAlreadyInProgress).code, "RestoreAlreadyInProgress");
+  EXPECT_EQ(LookupS3Error(ErrorCode::kRestoreAlreadyInProgress).status, 409u);
+}
+
+}  // namespace
+}  // namespace strata::gateway

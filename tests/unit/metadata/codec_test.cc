@@ -143,6 +143,31 @@ TEST(CodecTest, ObjectFormatTwoStillDecodes) {
   as_three[0] = 3;
   EXPECT_FALSE(DecodeObject(as_three).ok());
   EXPECT_TRUE(DecodeObject(as_three + std::string(1, '\0')).ok());
+  // Format 4 adds the restore state: a format 3 record reads as never restored, and
+  // a format 4 one needs both fields, the flag 0 or 1.
+  auto three = DecodeObject(as_three + std::string(1, '\0'));
+  EXPECT_EQ(three->restore_expiry_ms, 0);
+  EXPECT_FALSE(three->restore_ongoing);
+  std::string as_four = as_three + std::string(1, '\0');
+  as_four[0] = 4;
+  EXPECT_FALSE(DecodeObject(as_four).ok());
+  EXPECT_FALSE(DecodeObject(as_four + std::string(1, '\0')).ok());
+  EXPECT_FALSE(DecodeObject(as_four + std::string("\x04\x02", 2)).ok());
+  auto four = DecodeObject(as_four + std::string("\x04\x01", 2));
+  ASSERT_TRUE(four.ok()) << four.error().message;
+  EXPECT_EQ(four->restore_expiry_ms, 2);  // zigzag 4
+  EXPECT_TRUE(four->restore_ongoing);
+}
+
+TEST(CodecTest, ObjectRestoreStateRoundTrips) {
+  ObjectRecord o;
+  o.version_id = VersionId("v");
+  o.restore_expiry_ms = 1'800'000'000'000;
+  o.restore_ongoing = true;
+  auto decoded = DecodeObject(EncodeObject(o));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->restore_expiry_ms, o.restore_expiry_ms);
+  EXPECT_TRUE(decoded->restore_ongoing);
 }
 
 // Buckets of formats 1 (no versioning) and 2 (no tags) still decode.

@@ -1,0 +1,366 @@
+#include "storage/engine/tier_caches.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+namespace strata::storage {
+namespace {
+
+std::uint64_t BytesOn(const metadata::ObjectRecord& record, std::string_view tier) {
+  std::uint64_t bytes = 0;
+  for (const auto& placement : record.placements) {
+    if (placement.tier == tier) {
+      for (const auto& extent : placement.extents) {
+        bytes += extent.size;
+      }
+    }
+  }
+  return bytes;
+}
+
+constexpr std::size_t kMaxLooksPerPass = 4096;
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t Mark(const TierConfig& tier, double fraction) {
+  return static_cast<std::int64_t>(std::floor(static_cast<double>(tier.capacity) * fraction));
+}
+
+// ref: bucket 0x00 key 0x00 version.
+struct Ref {
+  BucketName bucket;
+  ObjectKey key;
+  VersionId version;
+};
+std::optional<Ref> ParseRef(const std::string& ref) {
+  const auto first = ref.find('\0');
+  const auto second = first == std::string::npos ? first : ref.find('\0', first + 1);
+  if (second == std::string::npos) {
+    return std::nullopt;
+  }
+  return Ref{BucketName(ref.substr(0, first)), ObjectKey(ref.substr(first + 1, second - first - 1)),
+             VersionId(ref.substr(second + 1))};
+}
+
+}  // namespace
+
+TierCaches::TierCaches(const Config& config, metadata::Index& index, ObjectStore& store,
+                       TierCacheOptions options)
+    : config_(config), index_(index), store_(store), options_(options) {
+  for (const auto& tier : config.tiers) {
+    if (tier.kind == TierKind::kLocal && tier.capacity > 0) {
+      tiers_.push_back(std::make_unique<Tier>(tier, options.sketch_width));
+      tiers_.back()->stats.tier = tier.name;
+      tiers_.back()->stats.capacity = tier.capacity;
+      tiers_.back()->room = Mark(tier, tier.high_watermark);
+    }
+  }
+}
+
+TierCaches::~TierCaches() {
+  {
+    std::lock_guard lock(thread_mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+void TierCaches::Start() {
+  if (tiers_.empty()) {
+    return;  // nothing has a capacity: nothing to do
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void TierCaches::Loop() {
+  auto loaded = Load();
+  if (!loaded.ok()) {
+    spdlog::error("storage: tier caches: cannot load what the tiers hold: {}",
+                  loaded.error().message);
+  }
+  while (!Stopping()) {
+    auto pass = RunPass();
+    if (!pass.ok()) {
+      spdlog::warn("storage: eviction pass failed: {}", pass.error().message);
+    }
+    std::unique_lock lock(thread_mu_);
+    wake_.wait_for(lock, options_.interval, [&] { return stopping_; });
+  }
+}
+
+bool TierCaches::Stopping() const {
+  std::lock_guard lock(thread_mu_);
+  return stopping_;
+}
+
+Result<void> TierCaches::Load() {
+  std::size_t loaded = 0;
+  auto scanned = index_.ForEachVersion([&](const metadata::ObjectRecord& version) {
+    if (TierOf(version) != nullptr) {
+      OnResident(version);
+      ++loaded;
+    }
+    return !Stopping();
+  });
+  if (!scanned.ok()) {
+    return scanned;
+  }
+  for (const auto& tier : tiers_) {
+    spdlog::info(
+        "storage: tier {} holds {} copies (capacity {} bytes, evicting above {:.0f}% "
+        "down to {:.0f}%)",
+        tier->config.name, tier->policy.size(), tier->config.capacity,
+        100 * tier->config.high_watermark, 100 * tier->config.low_watermark);
+  }
+  (void)loaded;
+  return Ok();
+}
+
+TierCaches::Tier* TierCaches::TierNamed(std::string_view name) {
+  for (const auto& tier : tiers_) {
+    if (tier->config.name == name) {
+      return tier.get();
+    }
+  }
+  return nullptr;
+}
+
+TierCaches::Tier* TierCaches::TierOf(const metadata::ObjectRecord& record) {
+  for (const auto& placement : record.placements) {
+    if (Tier* tier = TierNamed(placement.tier)) {
+      return tier;
+    }
+  }
+  return nullptr;
+}
+
+CacheEntry TierCaches::EntryOf(const metadata::ObjectRecord& record, std::uint64_t bytes) {
+  std::string ref = record.bucket.str();
+  ref.push_back('\0');
+  ref += record.key.str();
+  ref.push_back('\0');
+  ref += record.version_id.str();
+  return {HashParts({record.bucket.view(), record.key.view(), record.version_id.view()}),
+          HashParts({record.bucket.view(), record.key.view()}), bytes, std::move(ref)};
+}
+
+bool TierCaches::AdmitFill(const metadata::ObjectRecord& record) {
+  const TierConfig* hot = config_.HotTier();
+  Tier* tier = hot == nullptr ? nullptr : TierNamed(hot->name);
+  if (tier == nullptr) {
+    return true;
+  }
+  bool wake = false;
+  bool admit = false;
+  {
+    std::lock_guard lock(tier->mu);
+    auto admission = tier->policy.OnMiss(HashParts({record.bucket.view(), record.key.view()}),
+                                         record.size, tier->room);
+    admit = admission.admit;
+    if (admit) {
+      ++tier->stats.admitted;
+      tier->room -= static_cast<std::int64_t>(record.size);
+      for (auto& victim : admission.victims) {
+        tier->room += static_cast<std::int64_t>(victim.size);
+        tier->doomed.push_back(std::move(victim));
+      }
+      wake = !tier->doomed.empty();
+    } else {
+      ++tier->stats.refused;
+    }
+  }
+  if (wake) {
+    wake_.notify_all();
+  }
+  return admit;
+}
+
+void TierCaches::OnRead(const metadata::ObjectRecord& record) {
+  Tier* tier = TierOf(record);
+  if (tier == nullptr) {
+    return;
+  }
+  std::unique_lock lock(tier->mu, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    return;
+  }
+  tier->policy.OnHit(HashParts({record.bucket.view(), record.key.view(), record.version_id.view()}),
+                     HashParts({record.bucket.view(), record.key.view()}));
+}
+
+void TierCaches::OnResident(const metadata::ObjectRecord& record) {
+  Tier* holder = TierOf(record);
+  CacheEntry entry = EntryOf(record, holder == nullptr ? 0 : BytesOn(record, holder->config.name));
+  for (const auto& tier : tiers_) {
+    std::lock_guard lock(tier->mu);
+    if (tier.get() == holder) {
+      tier->policy.Insert(entry);
+    } else {
+      tier->policy.Erase(entry.id);  // it moved off this tier
+    }
+  }
+}
+
+TierCaches::Outcome TierCaches::Evict(const Tier& tier, const CacheEntry& entry,
+                                      std::uint64_t& freed) {
+  const auto ref = ParseRef(entry.ref);
+  if (!ref) {
+    return Outcome::kGone;
+  }
+  auto record = store_.HeadVersion(ref->bucket, ref->key, ref->version);
+  if (!record.ok()) {
+    return record.error().code == ErrorCode::kNoSuchKey ||
+                   record.error().code == ErrorCode::kNoSuchVersion
+               ? Outcome::kGone
+               : Outcome::kKept;
+  }
+  // Only the copy on this tier is this tier's to evict; a version moved elsewhere was
+  // forgotten here already or will be.
+  const metadata::Placement* local = nullptr;
+  const TierConfig* upstream = nullptr;
+  for (const auto& placement : record->placements) {
+    const TierConfig* placed = nullptr;
+    for (const auto& t : config_.tiers) {
+      if (t.name == placement.tier) {
+        placed = &t;
+      }
+    }
+    if (placed != nullptr && placed->kind == TierKind::kS3) {
+      upstream = placed;
+    } else if (local == nullptr && placed != nullptr && placed->kind == TierKind::kLocal) {
+      local = &placement;
+    }
+  }
+  if (local == nullptr || local->tier != tier.config.name) {
+    return Outcome::kGone;
+  }
+  if (upstream == nullptr) {
+    return Outcome::kKept;  // dirty: its only copy
+  }
+  if (record->restore_expiry_ms > NowMs()) {
+    return Outcome::kKept;  // restored (RestoreObject): pinned until its expiry
+  }
+  const std::uint64_t bytes = BytesOn(*record, tier.config.name);
+  auto evicted = store_.EvictLocalCopy(*record, upstream->name);
+  if (!evicted.ok()) {
+    spdlog::warn("storage: cannot evict {}/{} from tier {}: {}", ref->bucket.str(), ref->key.str(),
+                 tier.config.name, evicted.error().message);
+    return Outcome::kKept;
+  }
+  if (!*evicted) {
+    return Outcome::kGone;  // changed meanwhile: a new version reports itself
+  }
+  freed = bytes;
+  return Outcome::kEvicted;
+}
+
+Result<void> TierCaches::RunPass() {
+  if (tiers_.empty()) {
+    return Ok();
+  }
+  auto rows = index_.Usage();
+  if (!rows.ok()) {
+    return std::move(rows).error();
+  }
+  std::map<std::string, std::int64_t, std::less<>> used;
+  for (const auto& row : *rows) {
+    used[row.tier] += row.bytes;
+  }
+  for (const auto& tier : tiers_) {
+    PassOver(*tier, used[tier->config.name]);
+  }
+  return Ok();
+}
+
+void TierCaches::PassOver(Tier& tier, std::int64_t used) {
+  const std::int64_t high = Mark(tier.config, tier.config.high_watermark);
+  const std::int64_t low = Mark(tier.config, tier.config.low_watermark);
+  std::vector<CacheEntry> doomed;
+  {
+    std::lock_guard lock(tier.mu);
+    doomed.swap(tier.doomed);
+  }
+  std::vector<CacheEntry> kept;
+  std::uint64_t evictions = 0;
+  std::uint64_t evicted_bytes = 0;
+  auto evict = [&](CacheEntry entry) {
+    std::uint64_t freed = 0;
+    switch (Evict(tier, entry, freed)) {
+      case Outcome::kEvicted:
+        ++evictions;
+        evicted_bytes += freed;
+        used -= static_cast<std::int64_t>(freed);
+        break;
+      case Outcome::kKept:
+        kept.push_back(std::move(entry));
+        break;
+      case Outcome::kGone:
+        break;
+    }
+  };
+  for (auto& entry : doomed) {
+    evict(std::move(entry));
+  }
+  bool blocked = false;
+  if (used > high) {
+    // Each copy is looked at once per pass at most: dirty ones go back afterwards.
+    // Bounded per pass, so a tier full of dirty copies (an upstream outage) costs a few
+    // thousand lookups every interval, not a walk over everything it holds.
+    std::size_t budget;
+    {
+      std::lock_guard lock(tier.mu);
+      budget = std::min<std::size_t>(tier.policy.size(), kMaxLooksPerPass);
+    }
+    while (used > low && budget-- > 0 && !Stopping()) {
+      CacheEntry coldest;
+      {
+        std::lock_guard lock(tier.mu);
+        if (!tier.policy.PopColdest(coldest)) {
+          break;
+        }
+      }
+      evict(std::move(coldest));
+    }
+    blocked = used > low;
+  }
+  std::lock_guard lock(tier.mu);
+  for (auto& entry : kept) {
+    tier.policy.Insert(std::move(entry));
+  }
+  tier.room = high - used;
+  tier.stats.used = used;
+  tier.stats.resident = tier.policy.size();
+  tier.stats.evictions += evictions;
+  tier.stats.evicted_bytes += evicted_bytes;
+  if (blocked) {
+    ++tier.stats.blocked;
+    if (tier.stats.blocked == 1 || tier.stats.blocked % 240 == 0) {
+      spdlog::warn(
+          "storage: tier {} holds {} bytes, above its low mark {}, and has no clean "
+          "copy left to evict (copies not written back yet are never evicted)",
+          tier.config.name, used, low);
+    }
+  }
+}
+
+std::vector<TierCacheStats> TierCaches::stats() const {
+  std::vector<TierCacheStats> out;
+  for (const auto& tier : tiers_) {
+    std::lock_guard lock(tier->mu);
+    out.push_back(tier->stats);
+  }
+  return out;
+}
+
+}  // namespace strata::storage

@@ -1,0 +1,117 @@
+// TierCaches: keeps each local tier that has a `capacity` under it (DESIGN.md "Capacity").
+//
+// One CachePolicy per such tier (storage/engine/cache_policy.h) learns from the request
+// path: reads served from the tier (OnRead), copies that land on it (OnResident: writes,
+// read-through fills, restores, moves), and read-through misses, which ask AdmitFill
+// whether to cache the object at all (TinyLFU admission: a training epoch does not wash
+// the cache out). A thread runs a pass every `interval`: it reads the tier's bytes from the
+// index's usage counters (exact, committed with the data), evicts the copies admission
+// chose to displace, and when the tier is above high_watermark x capacity evicts the
+// least recently used clean copies until it is under low_watermark x capacity. Only clean
+// copies (the version also has a placement on an s3 tier) are ever evicted; a dirty one
+// is skipped and kept. Every eviction is ObjectStore::EvictLocalCopy: one index write
+// conditional on the version being unchanged, then the bytes are freed; the record stays
+// and a later GET reads it through again.
+//
+// What the policy knows is rebuilt at Start from one scan of the index (the order of
+// reads before a restart is lost; frequencies start over). Memory: about 100 bytes per
+// copy on a capacity-limited tier plus a 4 MiB sketch per tier.
+//
+// Thread-safe. OnRead never waits: when another thread holds the tier's lock the read is
+// not counted (a sample lost costs nothing; a request waiting would).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "metadata/index.h"
+#include "storage/engine/cache_policy.h"
+#include "storage/object_store.h"
+
+namespace strata::storage {
+
+struct TierCacheOptions {
+  std::chrono::milliseconds interval{250};
+  std::size_t sketch_width = std::size_t{1} << 20;
+};
+
+struct TierCacheStats {
+  std::string tier;
+  std::uint64_t capacity = 0;
+  std::int64_t used = 0;        // bytes, as of the last pass
+  std::uint64_t resident = 0;   // copies the policy tracks
+  std::uint64_t evictions = 0;  // copies evicted
+  std::uint64_t evicted_bytes = 0;
+  std::uint64_t admitted = 0;  // read-through fills cached
+  std::uint64_t refused = 0;   // read-through fills streamed without caching
+  std::uint64_t blocked = 0;   // passes that ended above the low mark: no clean copy left
+};
+
+class TierCaches {
+ public:
+  TierCaches(const Config& config, metadata::Index& index, ObjectStore& store,
+             TierCacheOptions options = {});
+  ~TierCaches();  // stops the thread after its current eviction
+  TierCaches(const TierCaches&) = delete;
+  TierCaches& operator=(const TierCaches&) = delete;
+
+  // Loads what the tiers hold from the index, then starts the thread. Call once.
+  void Start();
+  // The load and one pass on the calling thread (tests; Start's thread does the same).
+  Result<void> Load();
+  Result<void> RunPass();
+
+  // A whole-object read-through of `record` (size set) that would fill the hot tier:
+  // whether to cache it. True when the hot tier has no capacity limit.
+  bool AdmitFill(const metadata::ObjectRecord& record);
+  // A read served from a local copy of `record`.
+  void OnRead(const metadata::ObjectRecord& record);
+  // `record` has (now) a copy on a local tier.
+  void OnResident(const metadata::ObjectRecord& record);
+
+  std::vector<TierCacheStats> stats() const;
+
+ private:
+  struct Tier {
+    explicit Tier(const TierConfig& config, std::size_t sketch_width)
+        : config(config), policy(sketch_width) {}
+    const TierConfig& config;
+    mutable std::mutex mu;
+    CachePolicy policy;
+    std::int64_t room = 0;           // below the high mark; admission spends it until the next pass
+    std::vector<CacheEntry> doomed;  // displaced by admissions, to evict
+    TierCacheStats stats;
+  };
+  enum class Outcome { kEvicted, kKept, kGone };
+
+  Tier* TierNamed(std::string_view name);
+  // The local tier holding `record`'s bytes, if it has a capacity.
+  Tier* TierOf(const metadata::ObjectRecord& record);
+  static CacheEntry EntryOf(const metadata::ObjectRecord& record, std::uint64_t bytes);
+  Outcome Evict(const Tier& tier, const CacheEntry& entry, std::uint64_t& freed);
+  void PassOver(Tier& tier, std::int64_t used);
+  bool Stopping() const;
+  void Loop();
+
+  const Config& config_;
+  metadata::Index& index_;
+  ObjectStore& store_;
+  const TierCacheOptions options_;
+  std::vector<std::unique_ptr<Tier>> tiers_;  // the local tiers with a capacity
+
+  mutable std::mutex thread_mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace strata::storage

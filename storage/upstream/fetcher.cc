@@ -1,0 +1,188 @@
+#include "storage/upstream/fetcher.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <deque>
+#include <mutex>
+#include <utility>
+
+#include "metadata/codec.h"
+#include "storage/upstream/s3_client.h"
+
+namespace strata::storage {
+namespace asio = boost::asio;
+
+struct Fetcher::State {
+  ObjectStore& store;
+  Upstream& upstream;
+  FetchOptions options;
+  asio::io_context ioc;
+  std::unique_ptr<upstream::S3Client> client;
+
+  struct Job {
+    metadata::ObjectRecord record;
+    FetchDone done;
+  };
+  std::mutex mu;  // guards waiting and in_flight (Enqueue runs on any thread)
+  std::deque<Job> waiting;
+  int in_flight = 0;
+
+  std::atomic<std::uint64_t> fetched{0};
+  std::atomic<std::uint64_t> fetched_bytes{0};
+  std::atomic<std::uint64_t> skipped{0};
+  std::atomic<std::uint64_t> failed{0};
+
+  State(ObjectStore& s, Upstream& u, FetchOptions o) : store(s), upstream(u), options(o) {}
+
+  // On ioc's thread: starts waiting jobs while slots are free.
+  void Pump(const std::shared_ptr<State>& self) {
+    std::lock_guard lock(mu);
+    while (in_flight < options.concurrency && !waiting.empty()) {
+      ++in_flight;
+      asio::co_spawn(ioc, Run(self, std::move(waiting.front())), asio::detached);
+      waiting.pop_front();
+    }
+  }
+
+  static asio::awaitable<void> Run(std::shared_ptr<State> self, Job job) {
+    const auto started = std::chrono::steady_clock::now();
+    auto delay = self->options.retry_base;
+    auto result = co_await self->Fetch(job.record);
+    while (!result.ok() && result.error().retryable &&
+           std::chrono::steady_clock::now() - started + delay < self->options.retry_for) {
+      if (delay == self->options.retry_base) {  // once per outage, not per attempt
+        spdlog::warn("fetch: {}/{}: {}; trying again with backoff", job.record.bucket.str(),
+                     job.record.key.str(), result.error().message);
+      }
+      asio::steady_timer timer(self->ioc, delay);
+      co_await timer.async_wait(asio::use_awaitable);
+      delay = std::min(delay * 2, self->options.retry_max);
+      result = co_await self->Fetch(job.record);
+    }
+    if (!result.ok()) {
+      ++self->failed;
+      spdlog::warn("fetch: {}/{} (version {}) not fetched: {}", job.record.bucket.str(),
+                   job.record.key.str(), job.record.version_id.str(), result.error().message);
+    } else if (*result) {
+      ++self->fetched;
+      self->fetched_bytes += job.record.size;
+    } else {
+      ++self->skipped;
+    }
+    if (job.done) {
+      job.done(result);
+    }
+    {
+      std::lock_guard lock(self->mu);
+      --self->in_flight;
+    }
+    self->Pump(self);
+  }
+
+  asio::awaitable<Result<bool>> Fetch(const metadata::ObjectRecord& record) {
+    if (store.HasLocalCopy(record)) {
+      co_return false;
+    }
+    const metadata::Placement* placed = nullptr;
+    for (const auto& placement : record.placements) {
+      if (placement.tier == upstream.tier_name() && !placement.extents.empty()) {
+        placed = &placement;
+      }
+    }
+    if (placed == nullptr) {
+      co_return Error(ErrorCode::kInvalidArgument, "the version has no copy on the upstream");
+    }
+    auto bucket = store.GetBucket(record.bucket);
+    if (!bucket.ok()) {
+      co_return std::move(bucket).error();
+    }
+    const auto location = metadata::DecodeUpstreamLocation(placed->extents.front().location);
+    auto begun = store.BeginWrite(record.bucket, {});
+    if (!begun.ok()) {
+      co_return std::move(begun).error();
+    }
+    std::unique_ptr<PendingWrite> write = std::move(begun).value();
+    upstream::GetRequest request;
+    request.if_match = "\"" + location.etag + "\"";
+    request.version_id = location.version_id;
+    PendingWrite* sink_to = write.get();
+    // Background work: the blocking append keeps this thread's other fetches waiting for
+    // the disk, never a request.
+    upstream::BodySink sink = [sink_to](std::string_view block) -> asio::awaitable<Result<void>> {
+      co_return sink_to->Append(block);
+    };
+    auto got = co_await client->GetObject(bucket->upstream_bucket, record.key.str(),
+                                          std::move(request), std::move(sink));
+    if (!got.ok()) {
+      co_return std::move(got).error();
+    }
+    if (write->size() != record.size) {
+      co_return Error(ErrorCode::kCorruption, "the upstream sent " + std::to_string(write->size()) +
+                                                  " bytes, the version has " +
+                                                  std::to_string(record.size));
+    }
+    const bool md5_etag = record.etag.size() == 32 && record.etag.find('-') == std::string::npos;
+    if (md5_etag && write->Md5Hex() != record.etag) {
+      co_return Error(ErrorCode::kCorruption,
+                      "the upstream's bytes do not match ETag " + record.etag);
+    }
+    co_return store.RestoreLocalCopy(std::move(write), record);
+  }
+};
+
+Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options)
+    : state_(std::make_shared<State>(store, upstream, options)) {
+  state_->client = upstream.NewClient(state_->ioc.get_executor());
+}
+
+Fetcher::~Fetcher() {
+  if (thread_.joinable()) {
+    // The client's sockets belong to the io_context: drop it on its thread, then stop.
+    asio::post(state_->ioc, [state = state_] {
+      state->client.reset();
+      state->ioc.stop();
+    });
+    thread_.join();
+  } else {
+    state_->client.reset();
+  }
+}
+
+void Fetcher::Start() {
+  thread_ = std::thread([state = state_] {
+    auto guard = asio::make_work_guard(state->ioc);
+    state->ioc.run();
+  });
+}
+
+bool Fetcher::Enqueue(metadata::ObjectRecord record, FetchDone done) {
+  {
+    std::lock_guard lock(state_->mu);
+    if (state_->waiting.size() >= state_->options.max_waiting) {
+      return false;
+    }
+    state_->waiting.push_back({std::move(record), std::move(done)});
+  }
+  asio::post(state_->ioc, [state = state_] { state->Pump(state); });
+  return true;
+}
+
+FetchStats Fetcher::stats() const {
+  FetchStats s;
+  s.fetched = state_->fetched.load();
+  s.fetched_bytes = state_->fetched_bytes.load();
+  s.skipped = state_->skipped.load();
+  s.failed = state_->failed.load();
+  std::lock_guard lock(state_->mu);
+  s.in_flight = static_cast<std::uint64_t>(state_->in_flight);
+  s.waiting = state_->waiting.size();
+  return s;
+}
+
+}  // namespace strata::storage

@@ -1,0 +1,73 @@
+// Fetcher: brings the bytes of clean versions (ones the upstream has) back onto the hot
+// tier in the background, on a thread and io_context of its own, at most `concurrency`
+// at a time, the rest waiting in a bounded queue; through an upstream outage a fetch
+// keeps its slot and tries again with backoff (FetchOptions::retry_for). RestoreObject
+// queues work here (the prefetch jobs will too).
+//
+// A fetch reads the version's upstream copy pinned to what the push recorded (If-Match on
+// the upstream ETag, and the upstream version id when there is one), appends it to a new
+// hot-tier file (the file's chunk CRC64NVME is computed as it lands), checks the size and
+// a single-PUT ETag's MD5, and commits it with ObjectStore::RestoreLocalCopy: only if the
+// version is unchanged and still has no local copy. Nothing is held whole in memory: the
+// S3 client's one 256 KiB buffer per fetch.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "common/error.h"
+#include "metadata/index.h"
+#include "storage/object_store.h"
+#include "storage/upstream/upstream.h"
+
+namespace strata::storage {
+
+struct FetchOptions {
+  int concurrency = 4;                // fetches in flight
+  std::size_t max_waiting = 100'000;  // queued beyond those; Enqueue refuses past it
+  // A fetch that fails for a reason that may pass (the upstream unreachable, 5xx) is tried
+  // again after retry_base, doubling up to retry_max, for up to retry_for; then it fails.
+  std::chrono::milliseconds retry_base{500};
+  std::chrono::milliseconds retry_max{10'000};
+  std::chrono::milliseconds retry_for{600'000};
+};
+
+struct FetchStats {
+  std::uint64_t fetched = 0;  // versions given a local copy
+  std::uint64_t fetched_bytes = 0;
+  std::uint64_t skipped = 0;  // had a local copy already, or changed meanwhile
+  std::uint64_t failed = 0;
+  std::uint64_t in_flight = 0;
+  std::uint64_t waiting = 0;
+};
+
+// The outcome of one fetch, on the fetcher's thread: true when the version now has a
+// local copy made by this fetch, false when there was nothing to do (it had one, or it
+// changed meanwhile), or the error.
+using FetchDone = std::function<void(const Result<bool>&)>;
+
+class Fetcher {
+ public:
+  Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options);
+  ~Fetcher();  // stops: fetches in flight are abandoned (their temporary files removed)
+  Fetcher(const Fetcher&) = delete;
+  Fetcher& operator=(const Fetcher&) = delete;
+
+  void Start();
+  // Queues the fetch of `record` (bucket, key, version id, ETag, time, size and its
+  // placement on the upstream tier). False, calling nothing, when the queue is full.
+  // Any thread.
+  bool Enqueue(metadata::ObjectRecord record, FetchDone done);
+  FetchStats stats() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+  std::thread thread_;
+};
+
+}  // namespace strata::storage
