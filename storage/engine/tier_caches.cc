@@ -95,7 +95,8 @@ void TierCaches::Loop() {
       spdlog::warn("storage: eviction pass failed: {}", pass.error().message);
     }
     std::unique_lock lock(thread_mu_);
-    wake_.wait_for(lock, options_.interval, [&] { return stopping_; });
+    wake_.wait_for(lock, options_.interval, [&] { return stopping_ || wake_requested_; });
+    wake_requested_ = false;
   }
 }
 
@@ -181,7 +182,11 @@ bool TierCaches::AdmitFill(const metadata::ObjectRecord& record) {
     }
   }
   if (wake) {
-    wake_.notify_all();
+    {
+      std::lock_guard lock(thread_mu_);
+      wake_requested_ = true;
+    }
+    wake_.notify_all();  // evict what admission displaced now, not at the next interval
   }
   return admit;
 }

@@ -111,6 +111,7 @@ class TierCaches {
   mutable std::mutex thread_mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool wake_requested_ = false;  // an admission displaced copies: pass now
   std::thread thread_;
 };
 

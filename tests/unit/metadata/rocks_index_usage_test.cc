@@ -40,6 +40,15 @@ class UsageIndexTest : public testing::IndexFixture {
     o.placements = {{"hot", {{"file-" + key + version_id, size}}}};
     return o;
   }
+  // An upload of key "mp" in progress with one part of `size` bytes on hot.
+  void UploadWithPart(const std::string& id, std::uint64_t size) {
+    UploadRecord upload;
+    upload.upload_id = UploadId(id);
+    upload.object = Obj("mp", "null", 0);
+    ASSERT_TRUE(index_->CreateUpload(upload).ok());
+    PartRecord p{1, size, "e", 0, {}, "hot", "loc-" + id};
+    ASSERT_TRUE(index_->PutPart(BucketName("b"), ObjectKey("mp"), UploadId(id), p).ok());
+  }
   void Put(const ObjectRecord& o) {
     auto put = index_->PutObject(o);
     ASSERT_TRUE(put.ok()) << put.error().message;
@@ -156,12 +165,7 @@ TEST_F(UsageIndexTest, PartsCountBytesUntilCompletedOrAborted) {
 
 TEST_F(UsageIndexTest, CountersSurviveReopenAndGoWithTheirBucket) {
   Put(Obj("k", "null", 10));
-  UploadRecord upload;
-  upload.upload_id = UploadId("u1");
-  upload.object = Obj("mp", "null", 0);
-  ASSERT_TRUE(index_->CreateUpload(upload).ok());
-  PartRecord p{1, 4, "e", 0, {}, "hot", "loc"};
-  ASSERT_TRUE(index_->PutPart(BucketName("b"), ObjectKey("mp"), UploadId("u1"), p).ok());
+  UploadWithPart("u1", 4);
   Reopen();
   EXPECT_EQ(Usage(), (std::map<std::string, Counts>{{"b/hot", {1, 14}}}));
   ASSERT_TRUE(index_->DeleteObject(BucketName("b"), ObjectKey("k")).ok());
@@ -177,12 +181,7 @@ TEST_F(UsageIndexTest, AnIndexWithoutCountersIsCountedAtOpen) {
   Put(Obj("a", "null", 10));
   Put(Obj("b", "v1", 7));
   Put(Obj("b", "v2", 1));
-  UploadRecord upload;
-  upload.upload_id = UploadId("u1");
-  upload.object = Obj("mp", "null", 0);
-  ASSERT_TRUE(index_->CreateUpload(upload).ok());
-  PartRecord p{1, 4, "e", 0, {}, "hot", "loc"};
-  ASSERT_TRUE(index_->PutPart(BucketName("b"), ObjectKey("mp"), UploadId("u1"), p).ok());
+  UploadWithPart("u1", 4);
   const auto expected = Usage();
   ASSERT_EQ(expected, (std::map<std::string, Counts>{{"b/hot", {3, 22}}}));
   index_.reset();
