@@ -122,8 +122,10 @@ int main(int argc, char** argv) {
                  backlog.bytes);
   }
 
-  // Capacity: admission and eviction on the local tiers that have a capacity. Declared
-  // before the workers that move data, so it outlives them.
+  // Capacity: admission and eviction on the local tiers that have a capacity. The store
+  // reports every copy that lands to it, from any thread that moves data: it outlives the
+  // lifecycle worker (declared after it), and the write-back worker and fetcher are
+  // stopped explicitly below before it goes.
   storage::TierCaches tier_caches(*config, **index, **store);
   (*store)->SetResidencyListener(
       [&tier_caches](const metadata::ObjectRecord& record) { tier_caches.OnResident(record); });
