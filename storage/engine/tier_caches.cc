@@ -30,6 +30,14 @@ std::int64_t NowMs() {
       .count();
 }
 
+// (copy id, key hash) of a version: the bucket and key are hashed once per read, the
+// copy id from the key's hash and the version id.
+std::pair<std::uint64_t, std::uint64_t> Hashes(const metadata::ObjectRecord& record) {
+  const std::uint64_t key_hash = HashParts({record.bucket.view(), record.key.view()});
+  const std::string_view key_bytes(reinterpret_cast<const char*>(&key_hash), sizeof key_hash);
+  return {HashParts({key_bytes, record.version_id.view()}), key_hash};
+}
+
 std::int64_t Mark(const TierConfig& tier, double fraction) {
   return static_cast<std::int64_t>(std::floor(static_cast<double>(tier.capacity) * fraction));
 }
@@ -152,8 +160,8 @@ CacheEntry TierCaches::EntryOf(const metadata::ObjectRecord& record, std::uint64
   ref += record.key.str();
   ref.push_back('\0');
   ref += record.version_id.str();
-  return {HashParts({record.bucket.view(), record.key.view(), record.version_id.view()}),
-          HashParts({record.bucket.view(), record.key.view()}), bytes, std::move(ref)};
+  const auto [id, key_hash] = Hashes(record);
+  return {id, key_hash, bytes, std::move(ref)};
 }
 
 bool TierCaches::AdmitFill(const metadata::ObjectRecord& record) {
@@ -166,8 +174,7 @@ bool TierCaches::AdmitFill(const metadata::ObjectRecord& record) {
   bool admit = false;
   {
     std::lock_guard lock(tier->mu);
-    auto admission = tier->policy.OnMiss(HashParts({record.bucket.view(), record.key.view()}),
-                                         record.size, tier->room);
+    auto admission = tier->policy.OnMiss(Hashes(record).second, record.size, tier->room);
     admit = admission.admit;
     if (admit) {
       ++tier->stats.admitted;
@@ -200,8 +207,8 @@ void TierCaches::OnRead(const metadata::ObjectRecord& record) {
   if (!lock.owns_lock()) {
     return;
   }
-  tier->policy.OnHit(HashParts({record.bucket.view(), record.key.view(), record.version_id.view()}),
-                     HashParts({record.bucket.view(), record.key.view()}));
+  const auto [id, key_hash] = Hashes(record);
+  tier->policy.OnHit(id, key_hash);
 }
 
 void TierCaches::OnResident(const metadata::ObjectRecord& record) {
