@@ -148,7 +148,8 @@ class ConfigReader {
   Result<Config> Read(const toml::table& root) {
     Config cfg;
     STRATA_RETURN_IF_ERROR(CheckKeys(
-        root, "", {"server", "users", "tiers", "storage_classes", "writeback", "lifecycle"}));
+        root, "",
+        {"server", "users", "tiers", "storage_classes", "writeback", "lifecycle", "prefetch"}));
     if (const toml::node* n = root.get("server")) {
       STRATA_RETURN_IF_ERROR(ReadServer(*n, cfg.server));
     }
@@ -171,6 +172,9 @@ class ConfigReader {
     }
     if (const toml::node* n = root.get("lifecycle")) {
       STRATA_RETURN_IF_ERROR(ReadLifecycle(*n, cfg.lifecycle));
+    }
+    if (const toml::node* n = root.get("prefetch")) {
+      STRATA_RETURN_IF_ERROR(ReadPrefetch(*n, cfg.prefetch));
     }
     return cfg;
   }
@@ -708,6 +712,48 @@ class ConfigReader {
       auto r = GetDuration(*v, "lifecycle.interval", false);
       STRATA_RETURN_IF_ERROR(r);
       l.interval = *r;
+    }
+    return Ok();
+  }
+
+  Result<void> ReadPrefetch(const toml::node& node, PrefetchConfig& p) const {
+    auto t = AsTable(node, "prefetch");
+    STRATA_RETURN_IF_ERROR(t);
+    STRATA_RETURN_IF_ERROR(CheckKeys(
+        **t, "prefetch", {"learned", "scan_threshold", "scan_window", "budget", "concurrency"}));
+    if (const toml::node* v = (*t)->get("learned")) {
+      auto r = GetBool(*v, "prefetch.learned");
+      STRATA_RETURN_IF_ERROR(r);
+      p.learned = *r;
+    }
+    auto in_range = [this](const toml::node& v, std::string_view key, std::int64_t lo,
+                           std::int64_t hi) -> Result<int> {
+      auto r = GetInt(v, key);
+      STRATA_RETURN_IF_ERROR(r);
+      if (*r < lo || *r > hi) {
+        return Fail(v, key, "must be from " + std::to_string(lo) + " to " + std::to_string(hi));
+      }
+      return static_cast<int>(*r);
+    };
+    if (const toml::node* v = (*t)->get("scan_threshold")) {
+      auto r = in_range(*v, "prefetch.scan_threshold", 2, 10'000);
+      STRATA_RETURN_IF_ERROR(r);
+      p.scan_threshold = *r;
+    }
+    if (const toml::node* v = (*t)->get("concurrency")) {
+      auto r = in_range(*v, "prefetch.concurrency", 1, 256);
+      STRATA_RETURN_IF_ERROR(r);
+      p.concurrency = *r;
+    }
+    if (const toml::node* v = (*t)->get("scan_window")) {
+      auto r = GetDuration(*v, "prefetch.scan_window", false);
+      STRATA_RETURN_IF_ERROR(r);
+      p.scan_window = *r;
+    }
+    if (const toml::node* v = (*t)->get("budget")) {
+      auto r = GetSize(*v, "prefetch.budget");
+      STRATA_RETURN_IF_ERROR(r);
+      p.budget = *r;
     }
     return Ok();
   }

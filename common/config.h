@@ -80,6 +80,20 @@ struct LifecycleConfig {
   std::chrono::milliseconds interval{60'000};
 };
 
+// Learned prefetch (storage/engine/prefetch_jobs.h): a run of read-through misses under
+// one prefix (a key's "directory": up to its last '/') is taken for a scan once
+// scan_threshold different keys there missed within scan_window; the rest of the prefix
+// is then fetched ahead of the reader, at most `budget` bytes per scan and only into the
+// hot tier's room below its high mark (what the scan still needs is never evicted for it).
+struct PrefetchConfig {
+  bool learned = true;
+  int scan_threshold = 8;
+  std::chrono::milliseconds scan_window{30'000};
+  std::uint64_t budget = 4ull << 30;
+  // Fetches in flight at once, shared by RestoreObject, bulk and learned prefetch.
+  int concurrency = 4;
+};
+
 struct Config {
   ServerConfig server;
   std::vector<UserConfig> users;
@@ -87,6 +101,7 @@ struct Config {
   std::map<std::string, std::string> storage_classes;  // S3 storage class -> tier name
   WritebackConfig writeback;
   LifecycleConfig lifecycle;
+  PrefetchConfig prefetch;
 
   // The upstream: the first tier of kind s3, or nullptr.
   const TierConfig* UpstreamTier() const;

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "gateway/http_time.h"
+#include "common/http_time.h"
 
 namespace strata::gateway {
 namespace {

@@ -6,7 +6,7 @@
 #include <pugixml.hpp>
 #include <set>
 
-#include "gateway/http_time.h"
+#include "common/http_time.h"
 #include "gateway/xml.h"
 
 namespace strata::gateway {

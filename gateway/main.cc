@@ -14,6 +14,7 @@
 #include "metadata/index.h"
 #include "storage/data_path.h"
 #include "storage/engine/lifecycle_worker.h"
+#include "storage/engine/prefetch_jobs.h"
 #include "storage/engine/tier_caches.h"
 #include "storage/object_store.h"
 #include "storage/upstream/fetcher.h"
@@ -114,7 +115,8 @@ int main(int argc, char** argv) {
     writeback = std::make_unique<storage::WritebackWorker>(**index, **store, *upstream, options);
     services.upstream = upstream.get();
     services.writeback = writeback.get();
-    fetcher = std::make_unique<storage::Fetcher>(**store, *upstream, storage::FetchOptions{});
+    fetcher = std::make_unique<storage::Fetcher>(
+        **store, *upstream, storage::FetchOptions{.concurrency = config->prefetch.concurrency});
     services.fetcher = fetcher.get();
     const auto backlog = (*index)->WritebackBacklog();
     spdlog::info("upstream: tier {} at {}; write-back delay {} ms, backlog {} objects, {} bytes",
@@ -131,8 +133,17 @@ int main(int argc, char** argv) {
       [&tier_caches](const metadata::ObjectRecord& record) { tier_caches.OnResident(record); });
   services.tier_caches = &tier_caches;
 
+  // Prefetch jobs run on the fetcher's thread: the fetcher is stopped (below) before they go.
+  std::unique_ptr<storage::PrefetchJobs> prefetch;
+  if (fetcher) {
+    prefetch = std::make_unique<storage::PrefetchJobs>(*config, clock, **index, **store, *fetcher,
+                                                       &tier_caches);
+    services.prefetch = prefetch.get();
+  }
+
   // Lifecycle rules, applied from the index's due-time queue every [lifecycle] interval.
   storage::LifecycleWorker lifecycle(*config, **index, **store, clock);
+  services.lifecycle = &lifecycle;
 
   gateway::Server server(services);
   auto started = server.Start();
@@ -150,6 +161,7 @@ int main(int argc, char** argv) {
   server.Run();
   writeback.reset();
   fetcher.reset();
+  prefetch.reset();
   if (upstream) {
     upstream->ReleaseClients();
   }

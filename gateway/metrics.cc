@@ -206,6 +206,45 @@ void RenderTierCaches(ExpositionWriter& w, const std::vector<storage::TierCacheS
   }
 }
 
+void RenderLifecycle(ExpositionWriter& w, const storage::LifecycleStats& l) {
+  const std::pair<const char*, std::pair<const char*, std::uint64_t>> counters[] = {
+      {"strata_lifecycle_passes_total", {"Passes of the lifecycle worker.", l.passes}},
+      {"strata_lifecycle_transitions_total",
+       {"Versions moved to another storage class by a rule.", l.transitions}},
+      {"strata_lifecycle_expirations_total",
+       {"Versions and delete markers expired by a rule.", l.expirations}},
+      {"strata_lifecycle_aborted_uploads_total",
+       {"Incomplete multipart uploads aborted by a rule.", l.aborted_uploads}},
+      {"strata_lifecycle_errors_total",
+       {"Due rows the worker could not apply (tried again next pass).", l.errors}},
+  };
+  for (const auto& [name, help_and_value] : counters) {
+    w.Family(name, "counter", help_and_value.first);
+    w.Sample(name, {}, help_and_value.second);
+  }
+}
+
+void RenderFetches(ExpositionWriter& w, const FetchSample& f) {
+  w.Family("strata_fetches_total", "counter",
+           "Background fetches of upstream copies onto the hot tier (restore, prefetch), by "
+           "outcome: fetched, skipped (local already or changed), failed.");
+  w.Sample("strata_fetches_total", {{"outcome", "fetched"}}, f.fetches.fetched);
+  w.Sample("strata_fetches_total", {{"outcome", "skipped"}}, f.fetches.skipped);
+  w.Sample("strata_fetches_total", {{"outcome", "failed"}}, f.fetches.failed);
+  w.Family("strata_fetched_bytes_total", "counter", "Bytes the background fetches landed.");
+  w.Sample("strata_fetched_bytes_total", {}, f.fetches.fetched_bytes);
+  w.Family("strata_fetches_in_flight", "gauge", "Background fetches running now.");
+  w.Sample("strata_fetches_in_flight", {}, f.fetches.in_flight);
+  w.Family("strata_fetches_waiting", "gauge", "Background fetches queued behind those.");
+  w.Sample("strata_fetches_waiting", {}, f.fetches.waiting);
+  w.Family("strata_prefetch_jobs_total", "counter",
+           "Prefetch jobs started: bulk (the admin API) and learned (a scan recognised).");
+  w.Sample("strata_prefetch_jobs_total", {{"kind", "bulk"}}, f.prefetch.jobs_started);
+  w.Sample("strata_prefetch_jobs_total", {{"kind", "learned"}}, f.prefetch.learned_started);
+  w.Family("strata_prefetched_bytes_total", "counter", "Bytes prefetch jobs brought in.");
+  w.Sample("strata_prefetched_bytes_total", {}, f.prefetch.fetched_bytes);
+}
+
 }  // namespace
 
 std::string EscapeLabelValue(std::string_view value) {
@@ -458,6 +497,12 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
   if (!sample.tier_caches.empty()) {
     RenderTierCaches(w, sample.tier_caches);
   }
+  if (sample.lifecycle) {
+    RenderLifecycle(w, *sample.lifecycle);
+  }
+  if (sample.fetch) {
+    RenderFetches(w, *sample.fetch);
+  }
   w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
   w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
   w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -488,6 +533,12 @@ std::string GatewayMetrics::Scrape(const Services& services) const {
   }
   if (services.tier_caches != nullptr) {
     sample.tier_caches = services.tier_caches->stats();
+  }
+  if (services.lifecycle != nullptr) {
+    sample.lifecycle = services.lifecycle->stats();
+  }
+  if (services.fetcher != nullptr && services.prefetch != nullptr) {
+    sample.fetch = FetchSample{services.fetcher->stats(), services.prefetch->stats()};
   }
   if (services.writeback != nullptr) {
     const auto totals = services.index.WritebackBacklog();

@@ -24,7 +24,10 @@
 
 #include "gateway/operation.h"
 #include "gateway/usage_report.h"
+#include "storage/engine/lifecycle_worker.h"
+#include "storage/engine/prefetch_jobs.h"
 #include "storage/engine/tier_caches.h"
+#include "storage/upstream/fetcher.h"
 
 namespace strata::gateway {
 
@@ -127,8 +130,16 @@ struct WritebackSample {
   std::uint64_t failures = 0;
 };
 
+// The background fetches (restore, prefetch) and the prefetch jobs behind them.
+struct FetchSample {
+  storage::FetchStats fetches;
+  storage::PrefetchStats prefetch;
+};
+
 // What a scrape reads besides the gateway's counters.
 struct ScrapeSample {
+  std::optional<storage::LifecycleStats> lifecycle;  // nullopt: no lifecycle worker
+  std::optional<FetchSample> fetch;                  // nullopt: no upstream configured
   std::optional<WritebackSample> writeback;          // nullopt: no upstream configured
   std::optional<UsageReport> usage;                  // nullopt: not read (no index, or it failed)
   std::vector<storage::TierCacheStats> tier_caches;  // local tiers with a capacity

@@ -15,6 +15,8 @@ class Upstream;
 class WritebackWorker;
 class TierCaches;
 class Fetcher;
+class PrefetchJobs;
+class LifecycleWorker;
 }  // namespace strata::storage
 
 namespace strata::gateway {
@@ -33,6 +35,10 @@ struct Services {
   storage::TierCaches* tier_caches = nullptr;
   // With an `s3` tier: background fetches of upstream copies onto the hot tier (restore).
   storage::Fetcher* fetcher = nullptr;
+  // With an `s3` tier: bulk prefetch jobs and the scans the read path recognises.
+  storage::PrefetchJobs* prefetch = nullptr;
+  // Applies the lifecycle rules (its counters go to /metrics).
+  storage::LifecycleWorker* lifecycle = nullptr;
 };
 
 }  // namespace strata::gateway

@@ -18,10 +18,10 @@
 #include <optional>
 #include <random>
 
+#include "common/http_time.h"
 #include "common/log.h"
 #include "gateway/dispatch.h"
 #include "gateway/error_table.h"
-#include "gateway/http_time.h"
 #include "gateway/metrics.h"
 #include "gateway/xml.h"
 

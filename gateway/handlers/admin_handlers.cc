@@ -8,10 +8,11 @@
 //   POST   /_strata/admin/evict?bucket=B&key=K -> frees a clean version's local copy
 //   GET    /_strata/admin/usage              -> objects, bytes and cost per bucket and tier
 //                                               (gateway/usage_report.h)
+//   /_strata/admin/prefetch[/<id>]            -> bulk prefetch jobs (prefetch_admin.cc)
 #include <openssl/rand.h>
 
+#include "common/http_time.h"
 #include "gateway/handlers/context.h"
-#include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/usage_report.h"
 
@@ -58,6 +59,9 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
   auto& index = ctx.services.index;
   if (path == kWritebackPath || path == kFlushPath || path == kEvictPath) {
     co_return co_await HandleWritebackAdmin(ctx);
+  }
+  if (path == kPrefetchPath || path.starts_with(std::string(kPrefetchPath) + "/")) {
+    co_return co_await HandlePrefetchAdmin(ctx);
   }
   if (path == kUsagePath && verb == http::verb::get) {
     auto report = co_await Offload(ctx.services.blocking_pool,

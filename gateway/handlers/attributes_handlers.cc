@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/http_time.h"
 #include "gateway/conditions.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/object_io.h"
-#include "gateway/http_time.h"
 #include "gateway/xml.h"
 
 namespace strata::gateway {

@@ -10,9 +10,9 @@
 
 #include "auth/payload_decoder.h"
 #include "auth/signer.h"
+#include "common/http_time.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/read_through.h"
-#include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/xml.h"
 #include "storage/upstream/upstream.h"

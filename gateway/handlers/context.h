@@ -122,6 +122,9 @@ inline constexpr std::string_view kFlushPath = "/_strata/admin/flush";
 inline constexpr std::string_view kEvictPath = "/_strata/admin/evict";
 // GET writeback, POST flush and POST evict (handlers/writeback_admin.cc).
 HandlerResult HandleWritebackAdmin(RequestContext& ctx);
+inline constexpr std::string_view kPrefetchPath = "/_strata/admin/prefetch";
+// Bulk prefetch jobs: start, list, progress, cancel (handlers/prefetch_admin.cc).
+HandlerResult HandlePrefetchAdmin(RequestContext& ctx);
 // The admin API's JSON answer (strings in it escaped with common/text.h's JsonEscape).
 HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json);
 

@@ -128,6 +128,11 @@ boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(Request
   if (!bucket.ok() || bucket->upstream_tier.empty()) {
     co_return source;
   }
+  if (source.ok() && RestoreRequired(ctx.services.config, *bucket, *source)) {
+    co_return Error(ErrorCode::kInvalidObjectState,
+                    "The source object of the COPY operation is not in the active tier and is "
+                    "only stored in Amazon Glacier.");
+  }
   std::optional<metadata::ObjectRecord> known;
   if (source.ok()) {
     known = std::move(source).value();

@@ -3,10 +3,10 @@
 #include <charconv>
 
 #include "auth/signer.h"
+#include "common/http_time.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/copy_source.h"
 #include "gateway/handlers/object_io.h"
-#include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/xml.h"
 

@@ -4,12 +4,12 @@
 #include <vector>
 
 #include "auth/payload_decoder.h"
+#include "common/http_time.h"
 #include "gateway/conditions.h"
 #include "gateway/error_table.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/object_io.h"
 #include "gateway/handlers/read_through.h"
-#include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/xml.h"
 #include "storage/checksum.h"
@@ -150,6 +150,10 @@ HandlerResult GetObject(RequestContext& ctx) {
   }
   if (record.ok() && bound && !record->delete_marker && !ctx.is_head() &&
       !ctx.services.store.HasLocalCopy(*record)) {
+    if (RestoreRequired(ctx.services.config, *ctx.bucket, *record)) {
+      co_return Error(ErrorCode::kInvalidObjectState,
+                      "The operation is not valid for the object's storage class");
+    }
     co_return co_await ReadEvicted(ctx, std::move(*record));  // evicted: the upstream has it
   }
   std::unique_ptr<storage::ObjectReader> reader;

@@ -11,8 +11,8 @@
 #include <optional>
 
 #include "auth/payload_decoder.h"
+#include "common/http_time.h"
 #include "gateway/conditions.h"
-#include "gateway/http_time.h"
 #include "gateway/send_budget.h"
 #include "gateway/tags.h"
 

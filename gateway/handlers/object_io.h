@@ -14,6 +14,7 @@
 #include "metadata/records.h"
 #include "storage/checksum.h"
 #include "storage/object_store.h"
+#include "storage/upstream/upstream_record.h"
 
 namespace strata::gateway {
 
@@ -28,10 +29,8 @@ inline constexpr std::array<storage::ChecksumAlgorithm, 5> kAllChecksums = {
 
 std::string Lower(std::string_view s);
 
-inline constexpr std::string_view kMetaPrefix = "x-amz-meta-";
-// Standard headers S3 stores with an object and returns on GET and HEAD.
-inline constexpr std::array<std::string_view, 5> kStoredHeaders = {
-    "cache-control", "content-disposition", "content-encoding", "content-language", "expires"};
+using storage::upstream::kMetaPrefix;
+using storage::upstream::kStoredHeaders;  // returned on GET and HEAD
 
 // kKeyTooLong for keys over 1024 bytes.
 Result<void> CheckKeyLength(const RequestContext& ctx);

@@ -10,55 +10,24 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/http_time.h"
 #include "gateway/conditions.h"
 #include "gateway/handlers/object_io.h"
-#include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "metadata/codec.h"
+#include "storage/engine/prefetch_jobs.h"
 #include "storage/engine/tier_caches.h"
 #include "storage/upstream/upstream.h"
+#include "storage/upstream/upstream_record.h"
 
 namespace strata::gateway {
 namespace {
 
 namespace asio = boost::asio;
-using storage::upstream::ObjectInfo;
+using storage::upstream::RecordFromUpstream;
 
 // How often a GET waiting for another GET's fill of the same key looks again.
 constexpr auto kFlightPoll = std::chrono::milliseconds(20);
-
-// The upstream's object as a version record: what DescribeToHeaders and the
-// conditions need, and what the cached copy is committed with. Its placement on the
-// upstream tier makes it clean.
-metadata::ObjectRecord RecordFromUpstream(const metadata::BucketRecord& bucket,
-                                          const ObjectKey& key, const ObjectInfo& info) {
-  metadata::ObjectRecord record;
-  record.bucket = bucket.name;
-  record.key = key;
-  record.version_id = VersionId("null");
-  record.size = info.size;
-  record.etag = storage::upstream::EtagValue(info.etag);
-  record.last_modified_ms = ParseHttpDate(info.last_modified).value_or(0) * 1000;
-  record.content_type = info.content_type;
-  for (const auto& [name, value] : info.headers) {
-    if (name.starts_with(kMetaPrefix)) {
-      record.user_metadata.emplace_back(name.substr(kMetaPrefix.size()), value);
-    } else if (std::find(kStoredHeaders.begin(), kStoredHeaders.end(), name) !=
-               kStoredHeaders.end()) {
-      record.system_metadata.emplace_back(name, value);
-    }
-  }
-  // In a versioned bucket the cached copy is that upstream version, under the same id,
-  // and reads back by it once evicted.
-  metadata::UpstreamLocation location{record.etag, ""};
-  if (!bucket.versioning.empty() && !info.version_id.empty()) {
-    record.version_id = VersionId(info.version_id);
-    location.version_id = info.version_id;
-  }
-  record.placements.push_back(
-      {bucket.upstream_tier, {{metadata::EncodeUpstreamLocation(location), record.size}}});
-  return record;
-}
 
 // When each clean copy was last found current upstream, by bucket and key, with the
 // upstream ETag it was checked against. A copy missing here is checked on its next read
@@ -478,6 +447,28 @@ asio::awaitable<bool> WaitForLeader(std::optional<FlightSeat>& seat, std::string
 
 enum class Fill { kNewCopy, kRestore };
 
+// The hot tier's room an admitted fill holds until it has landed (or failed): eviction
+// passes leave it out, so fills and prefetches in flight never add up past the high mark.
+struct RoomHeld {
+  RoomHeld(storage::TierCaches* held_on, std::uint64_t size) : caches(held_on), bytes(size) {}
+  storage::TierCaches* caches = nullptr;
+  std::uint64_t bytes = 0;
+  RoomHeld(const RoomHeld&) = delete;
+  RoomHeld& operator=(const RoomHeld&) = delete;
+  ~RoomHeld() {
+    if (caches != nullptr) {
+      caches->ReleaseRoom(bytes);
+    }
+  }
+};
+
+// A GET that reaches the upstream: the prefetcher watches these for scans of a prefix.
+void ObserveMiss(RequestContext& ctx, const metadata::ObjectRecord& record) {
+  if (!ctx.is_head() && ctx.services.prefetch != nullptr) {
+    ctx.services.prefetch->ObserveMiss(record.bucket, record.key);
+  }
+}
+
 // Answers a GET or HEAD of `record` from the upstream's copy at `upstream`:
 // conditions, range, header, then the body streamed; a whole-object GET also fills the
 // hot tier (a new cached copy, or the restored local copy of an evicted version).
@@ -519,6 +510,7 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   // displace (storage/engine/cache_policy.h); otherwise the bytes just stream through.
   const bool admitted = WholeObjectGet(ctx) && (ctx.services.tier_caches == nullptr ||
                                                 ctx.services.tier_caches->AdmitFill(record));
+  const RoomHeld room(admitted ? ctx.services.tier_caches : nullptr, record.size);
   if (admitted) {
     auto begun = ctx.services.store.BeginWrite(bucket.name, {});
     if (begun.ok()) {
@@ -596,8 +588,23 @@ HandlerResult ReadThrough(RequestContext& ctx) {
   if (!location.ok()) {
     co_return location.error();
   }
+  ObserveMiss(ctx, record);
   co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
                                        Fill::kNewCopy);
+}
+
+bool RestoreRequired(const Config& config, const metadata::BucketRecord& bucket,
+                     const metadata::ObjectRecord& record) {
+  const TierConfig* tier = config.TierOfClass(record.storage_class);
+  if (tier == nullptr || tier->kind != TierKind::kS3) {
+    return false;
+  }
+  for (const auto& [key, value] : bucket.tags) {
+    if (key == kRequireRestoreTag) {
+      return value == "true";
+    }
+  }
+  return false;
 }
 
 HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
@@ -612,6 +619,7 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
       co_return co_await GetObject(ctx);  // restored now, or read through again
     }
   }
+  ObserveMiss(ctx, record);
   co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
                                        Fill::kRestore);
 }

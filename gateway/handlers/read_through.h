@@ -27,6 +27,16 @@ HandlerResult ReadThrough(RequestContext& ctx);
 // whole-object GET, back onto the hot tier as the version's local copy.
 HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record);
 
+// The bucket tag that makes a bucket behave as Glacier does: a GET of a version of a cold
+// class (one mapped to the upstream tier) that has no local copy answers 403
+// InvalidObjectState until RestoreObject brings it back, instead of reading it through.
+// Set with PutBucketTagging (aws s3api put-bucket-tagging), value "true".
+inline constexpr std::string_view kRequireRestoreTag = "strata:require-restore";
+// Whether a read of `record` (a version of `bucket` without a local copy: a GET, or the
+// source of a copy) must be refused for want of a restore.
+bool RestoreRequired(const Config& config, const metadata::BucketRecord& bucket,
+                     const metadata::ObjectRecord& record);
+
 // Makes a version of a bound bucket local without a client to stream to (the source of a
 // copy): `known`, a clean version whose local copy was evicted, is fetched back onto the
 // hot tier; without it, the upstream's object at `key` (which the index does not have) is

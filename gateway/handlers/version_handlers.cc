@@ -3,8 +3,8 @@
 #include <charconv>
 
 #include "auth/signer.h"
+#include "common/http_time.h"
 #include "gateway/handlers/context.h"
-#include "gateway/http_time.h"
 #include "gateway/offload.h"
 #include "gateway/xml.h"
 #include "storage/upstream/upstream.h"

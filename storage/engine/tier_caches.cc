@@ -179,6 +179,7 @@ bool TierCaches::AdmitFill(const metadata::ObjectRecord& record) {
     if (admit) {
       ++tier->stats.admitted;
       tier->room -= static_cast<std::int64_t>(record.size);
+      tier->reserved += static_cast<std::int64_t>(record.size);
       for (auto& victim : admission.victims) {
         tier->room += static_cast<std::int64_t>(victim.size);
         tier->doomed.push_back(std::move(victim));
@@ -196,6 +197,31 @@ bool TierCaches::AdmitFill(const metadata::ObjectRecord& record) {
     wake_.notify_all();  // evict what admission displaced now, not at the next interval
   }
   return admit;
+}
+
+bool TierCaches::ReserveRoom(std::uint64_t bytes) {
+  const TierConfig* hot = config_.HotTier();
+  Tier* tier = hot == nullptr ? nullptr : TierNamed(hot->name);
+  if (tier == nullptr) {
+    return true;
+  }
+  std::lock_guard lock(tier->mu);
+  if (tier->room < static_cast<std::int64_t>(bytes)) {
+    return false;
+  }
+  tier->room -= static_cast<std::int64_t>(bytes);
+  tier->reserved += static_cast<std::int64_t>(bytes);
+  return true;
+}
+
+void TierCaches::ReleaseRoom(std::uint64_t bytes) {
+  const TierConfig* hot = config_.HotTier();
+  Tier* tier = hot == nullptr ? nullptr : TierNamed(hot->name);
+  if (tier == nullptr) {
+    return;
+  }
+  std::lock_guard lock(tier->mu);
+  tier->reserved -= static_cast<std::int64_t>(bytes);
 }
 
 void TierCaches::OnRead(const metadata::ObjectRecord& record) {
@@ -350,7 +376,7 @@ void TierCaches::PassOver(Tier& tier, std::int64_t used) {
   for (auto& entry : kept) {
     tier.policy.Insert(std::move(entry));
   }
-  tier.room = high - used;
+  tier.room = high - used - tier.reserved;  // prefetches in flight are not in `used` yet
   tier.stats.used = used;
   tier.stats.resident = tier.policy.size();
   tier.stats.evictions += evictions;

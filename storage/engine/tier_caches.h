@@ -71,8 +71,15 @@ class TierCaches {
   Result<void> RunPass();
 
   // A whole-object read-through of `record` (size set) that would fill the hot tier:
-  // whether to cache it. True when the hot tier has no capacity limit.
+  // whether to cache it. True when the hot tier has no capacity limit. An admitted fill
+  // holds its room as ReserveRoom does: ReleaseRoom(record.size) once it ended.
   bool AdmitFill(const metadata::ObjectRecord& record);
+  // A prefetch of `bytes` onto the hot tier: true, and the room is spent, when it fits
+  // below the high mark without displacing anything (always when the hot tier has no
+  // capacity limit). The bytes stay reserved (passes leave them out of the room) until
+  // ReleaseRoom, called once the prefetch has landed in the usage counters or failed.
+  bool ReserveRoom(std::uint64_t bytes);
+  void ReleaseRoom(std::uint64_t bytes);
   // A read served from a local copy of `record`.
   void OnRead(const metadata::ObjectRecord& record);
   // `record` has (now) a copy on a local tier.
@@ -88,6 +95,7 @@ class TierCaches {
     mutable std::mutex mu;
     CachePolicy policy;
     std::int64_t room = 0;           // below the high mark; admission spends it until the next pass
+    std::int64_t reserved = 0;       // ReserveRoom'd, not landed yet
     std::vector<CacheEntry> doomed;  // displaced by admissions, to evict
     TierCacheStats stats;
   };

@@ -14,6 +14,7 @@
 
 #include "metadata/codec.h"
 #include "storage/upstream/s3_client.h"
+#include "storage/upstream/upstream_record.h"
 
 namespace strata::storage {
 namespace asio = boost::asio;
@@ -28,6 +29,7 @@ struct Fetcher::State {
   struct Job {
     metadata::ObjectRecord record;
     FetchDone done;
+    FetchKind kind = FetchKind::kRestore;
   };
   std::mutex mu;  // guards waiting and in_flight (Enqueue runs on any thread)
   std::deque<Job> waiting;
@@ -40,20 +42,22 @@ struct Fetcher::State {
 
   State(ObjectStore& s, Upstream& u, FetchOptions o) : store(s), upstream(u), options(o) {}
 
-  // On ioc's thread: starts waiting jobs while slots are free.
-  void Pump(const std::shared_ptr<State>& self) {
+  // On ioc's thread: starts waiting jobs while slots are free. The coroutines hold a plain
+  // pointer: the ioc they run on belongs to this State, which outlives them (a frame that
+  // held the State would keep the ioc, and so itself, alive for ever).
+  void Pump() {
     std::lock_guard lock(mu);
     while (in_flight < options.concurrency && !waiting.empty()) {
       ++in_flight;
-      asio::co_spawn(ioc, Run(self, std::move(waiting.front())), asio::detached);
+      asio::co_spawn(ioc, Run(this, std::move(waiting.front())), asio::detached);
       waiting.pop_front();
     }
   }
 
-  static asio::awaitable<void> Run(std::shared_ptr<State> self, Job job) {
+  static asio::awaitable<void> Run(State* self, Job job) {
     const auto started = std::chrono::steady_clock::now();
     auto delay = self->options.retry_base;
-    auto result = co_await self->Fetch(job.record);
+    auto result = co_await self->Fetch(job.record, job.kind);
     while (!result.ok() && result.error().retryable &&
            std::chrono::steady_clock::now() - started + delay < self->options.retry_for) {
       if (delay == self->options.retry_base) {  // once per outage, not per attempt
@@ -63,7 +67,7 @@ struct Fetcher::State {
       asio::steady_timer timer(self->ioc, delay);
       co_await timer.async_wait(asio::use_awaitable);
       delay = std::min(delay * 2, self->options.retry_max);
-      result = co_await self->Fetch(job.record);
+      result = co_await self->Fetch(job.record, job.kind);
     }
     if (!result.ok()) {
       ++self->failed;
@@ -82,35 +86,39 @@ struct Fetcher::State {
       std::lock_guard lock(self->mu);
       --self->in_flight;
     }
-    self->Pump(self);
+    self->Pump();
   }
 
-  asio::awaitable<Result<bool>> Fetch(const metadata::ObjectRecord& record) {
-    if (store.HasLocalCopy(record)) {
+  asio::awaitable<Result<bool>> Fetch(const metadata::ObjectRecord& record, FetchKind kind) {
+    if (kind == FetchKind::kRestore && store.HasLocalCopy(record)) {
       co_return false;
-    }
-    const metadata::Placement* placed = nullptr;
-    for (const auto& placement : record.placements) {
-      if (placement.tier == upstream.tier_name() && !placement.extents.empty()) {
-        placed = &placement;
-      }
-    }
-    if (placed == nullptr) {
-      co_return Error(ErrorCode::kInvalidArgument, "the version has no copy on the upstream");
     }
     auto bucket = store.GetBucket(record.bucket);
     if (!bucket.ok()) {
       co_return std::move(bucket).error();
     }
-    const auto location = metadata::DecodeUpstreamLocation(placed->extents.front().location);
+    upstream::GetRequest request;
+    if (kind == FetchKind::kNewCopy) {
+      request.if_match = "\"" + record.etag + "\"";  // what the listing showed
+    } else {
+      const metadata::Placement* placed = nullptr;
+      for (const auto& placement : record.placements) {
+        if (placement.tier == upstream.tier_name() && !placement.extents.empty()) {
+          placed = &placement;
+        }
+      }
+      if (placed == nullptr) {
+        co_return Error(ErrorCode::kInvalidArgument, "the version has no copy on the upstream");
+      }
+      const auto location = metadata::DecodeUpstreamLocation(placed->extents.front().location);
+      request.if_match = "\"" + location.etag + "\"";
+      request.version_id = location.version_id;
+    }
     auto begun = store.BeginWrite(record.bucket, {});
     if (!begun.ok()) {
       co_return std::move(begun).error();
     }
     std::unique_ptr<PendingWrite> write = std::move(begun).value();
-    upstream::GetRequest request;
-    request.if_match = "\"" + location.etag + "\"";
-    request.version_id = location.version_id;
     PendingWrite* sink_to = write.get();
     // Background work: the blocking append keeps this thread's other fetches waiting for
     // the disk, never a request.
@@ -122,29 +130,43 @@ struct Fetcher::State {
     if (!got.ok()) {
       co_return std::move(got).error();
     }
-    if (write->size() != record.size) {
+    const metadata::ObjectRecord described =
+        kind == FetchKind::kNewCopy ? upstream::RecordFromUpstream(*bucket, record.key, *got)
+                                    : record;
+    if (write->size() != described.size) {
       co_return Error(ErrorCode::kCorruption, "the upstream sent " + std::to_string(write->size()) +
                                                   " bytes, the version has " +
-                                                  std::to_string(record.size));
+                                                  std::to_string(described.size));
     }
-    const bool md5_etag = record.etag.size() == 32 && record.etag.find('-') == std::string::npos;
-    if (md5_etag && write->Md5Hex() != record.etag) {
+    const bool md5_etag =
+        described.etag.size() == 32 && described.etag.find('-') == std::string::npos;
+    if (md5_etag && write->Md5Hex() != described.etag) {
       co_return Error(ErrorCode::kCorruption,
-                      "the upstream's bytes do not match ETag " + record.etag);
+                      "the upstream's bytes do not match ETag " + described.etag);
     }
-    co_return store.RestoreLocalCopy(std::move(write), record);
+    if (kind == FetchKind::kRestore) {
+      co_return store.RestoreLocalCopy(std::move(write), record);
+    }
+    auto committed = store.CommitCachedCopy(std::move(write), described);
+    if (!committed.ok() && committed.error().code == ErrorCode::kPreconditionFailed) {
+      co_return false;  // the key got a version here meanwhile: that one counts
+    }
+    if (!committed.ok()) {
+      co_return std::move(committed).error();
+    }
+    co_return true;
   }
 };
 
 Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options)
-    : state_(std::make_shared<State>(store, upstream, options)) {
+    : state_(std::make_unique<State>(store, upstream, options)) {
   state_->client = upstream.NewClient(state_->ioc.get_executor());
 }
 
 Fetcher::~Fetcher() {
   if (thread_.joinable()) {
     // The client's sockets belong to the io_context: drop it on its thread, then stop.
-    asio::post(state_->ioc, [state = state_] {
+    asio::post(state_->ioc, [state = state_.get()] {
       state->client.reset();
       state->ioc.stop();
     });
@@ -152,24 +174,25 @@ Fetcher::~Fetcher() {
   } else {
     state_->client.reset();
   }
+  state_.reset();  // the ioc goes, and with it the frames of fetches never finished
 }
 
 void Fetcher::Start() {
-  thread_ = std::thread([state = state_] {
+  thread_ = std::thread([state = state_.get()] {
     auto guard = asio::make_work_guard(state->ioc);
     state->ioc.run();
   });
 }
 
-bool Fetcher::Enqueue(metadata::ObjectRecord record, FetchDone done) {
+bool Fetcher::Enqueue(metadata::ObjectRecord record, FetchDone done, FetchKind kind) {
   {
     std::lock_guard lock(state_->mu);
     if (state_->waiting.size() >= state_->options.max_waiting) {
       return false;
     }
-    state_->waiting.push_back({std::move(record), std::move(done)});
+    state_->waiting.push_back({std::move(record), std::move(done), kind});
   }
-  asio::post(state_->ioc, [state = state_] { state->Pump(state); });
+  asio::post(state_->ioc, [state = state_.get()] { state->Pump(); });
   return true;
 }
 
@@ -184,5 +207,9 @@ FetchStats Fetcher::stats() const {
   s.waiting = state_->waiting.size();
   return s;
 }
+
+asio::any_io_executor Fetcher::executor() const { return state_->ioc.get_executor(); }
+
+upstream::S3Client& Fetcher::client() const { return *state_->client; }
 
 }  // namespace strata::storage

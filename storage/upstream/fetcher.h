@@ -2,17 +2,21 @@
 // tier in the background, on a thread and io_context of its own, at most `concurrency`
 // at a time, the rest waiting in a bounded queue; through an upstream outage a fetch
 // keeps its slot and tries again with backoff (FetchOptions::retry_for). RestoreObject
-// queues work here (the prefetch jobs will too).
+// and the prefetch jobs (storage/engine/prefetch_jobs.h) queue work here.
 //
 // A fetch reads the version's upstream copy pinned to what the push recorded (If-Match on
 // the upstream ETag, and the upstream version id when there is one), appends it to a new
 // hot-tier file (the file's chunk CRC64NVME is computed as it lands), checks the size and
 // a single-PUT ETag's MD5, and commits it with ObjectStore::RestoreLocalCopy: only if the
-// version is unchanged and still has no local copy. Nothing is held whole in memory: the
-// S3 client's one 256 KiB buffer per fetch.
+// version is unchanged and still has no local copy. A key the index does not know (an
+// upstream object strata never read: FetchKind::kNewCopy) is read pinned to the ETag its
+// listing showed and committed as a read-through fill would be (CommitCachedCopy: only
+// while the key has no version here). Nothing is held whole in memory: the S3 client's
+// one 256 KiB buffer per fetch.
 #pragma once
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -45,6 +49,11 @@ struct FetchStats {
   std::uint64_t waiting = 0;
 };
 
+enum class FetchKind {
+  kRestore,  // a version in the index, evicted: its local copy again
+  kNewCopy,  // an upstream object the index lacks: bucket, key, size, etag set
+};
+
 // The outcome of one fetch, on the fetcher's thread: true when the version now has a
 // local copy made by this fetch, false when there was nothing to do (it had one, or it
 // changed meanwhile), or the error.
@@ -61,12 +70,17 @@ class Fetcher {
   // Queues the fetch of `record` (bucket, key, version id, ETag, time, size and its
   // placement on the upstream tier). False, calling nothing, when the queue is full.
   // Any thread.
-  bool Enqueue(metadata::ObjectRecord record, FetchDone done);
+  bool Enqueue(metadata::ObjectRecord record, FetchDone done, FetchKind kind = FetchKind::kRestore);
   FetchStats stats() const;
+
+  // The fetcher's thread, for work that goes with its fetches (a prefetch job lists the
+  // upstream there), and its upstream client, to use only on that thread.
+  boost::asio::any_io_executor executor() const;
+  upstream::S3Client& client() const;
 
  private:
   struct State;
-  std::shared_ptr<State> state_;
+  std::unique_ptr<State> state_;
   std::thread thread_;
 };
 

@@ -9,6 +9,9 @@ lifecycle day of one second (restore Days count lifecycle days).
   - While the upstream is unreachable the fetch keeps trying: HEAD says ongoing, a second
     restore is 409 RestoreAlreadyInProgress, and once the upstream returns the restore
     completes by itself.
+  - A bucket tagged strata:require-restore=true behaves as Glacier: a GET of a GLACIER
+    object without a local copy, and a copy from it, are 403 InvalidObjectState until a
+    restore lands; then both work. Without the tag the GET reads through.
   - A STANDARD object: 403 InvalidObjectState. A missing key: 404. Malformed bodies
     (raw requests: no Days, Days 0, unknown elements, a bad Tier, not XML): 400
     MalformedXML; a SELECT restore: 501 NotImplemented.
@@ -120,6 +123,32 @@ def test_restore_during_an_outage_is_in_progress_then_retried(srv, upstream):
                timeout=60, what="the restore to complete once the upstream is back", srv=srv)
     assert hot_objects(srv, "outage") == 1
     assert s3.get_object(Bucket="outage", Key="k")["Body"].read() == body
+
+
+def test_a_bucket_can_require_a_restore_before_a_get(srv):
+    s3 = make_client(srv)
+    body = os.urandom(40 * KiB)
+    glacier_object(srv, s3, "vault", "k", body)
+    s3.put_bucket_tagging(Bucket="vault", Tagging={"TagSet": [
+        {"Key": "strata:require-restore", "Value": "true"}]})
+    with raises_s3("InvalidObjectState", 403):
+        s3.get_object(Bucket="vault", Key="k")
+    with raises_s3("InvalidObjectState", 403):
+        s3.copy_object(Bucket="vault", Key="copy", CopySource={"Bucket": "vault", "Key": "k"})
+    assert s3.head_object(Bucket="vault", Key="k")["StorageClass"] == "GLACIER"  # HEAD works
+    assert hot_objects(srv, "vault") == 0  # nothing was read through
+    s3.restore_object(Bucket="vault", Key="k", RestoreRequest={"Days": 3600})
+    wait_until(lambda: 'ongoing-request="false"' in (restore_header(s3, "vault", "k") or ""),
+               what="the restore to complete", srv=srv)
+    assert s3.get_object(Bucket="vault", Key="k")["Body"].read() == body
+    s3.copy_object(Bucket="vault", Key="copy", CopySource={"Bucket": "vault", "Key": "k"})
+    assert s3.get_object(Bucket="vault", Key="copy")["Body"].read() == body
+
+    # Tag "false" (or none): a cold object reads through as before.
+    glacier_object(srv, s3, "open", "k", body)
+    s3.put_bucket_tagging(Bucket="open", Tagging={"TagSet": [
+        {"Key": "strata:require-restore", "Value": "false"}]})
+    assert s3.get_object(Bucket="open", Key="k")["Body"].read() == body
 
 
 def test_restore_of_other_classes_and_missing_keys(srv):

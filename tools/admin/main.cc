@@ -5,6 +5,7 @@
 //   strata-admin --config FILE user list
 //   strata-admin --config FILE user delete NAME
 //   strata-admin --config FILE usage [--json]
+//   strata-admin --config FILE prefetch start|list|status|cancel ...
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -15,10 +16,12 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "auth/signer.h"
 #include "common/config.h"
+#include "tools/admin/prefetch_progress.h"
 #include "tools/admin/usage_table.h"
 
 namespace {
@@ -37,13 +40,19 @@ int Usage() {
                "       strata-admin [--config FILE] flush [--timeout SECONDS]\n"
                "       strata-admin [--config FILE] evict BUCKET KEY [VERSION]\n"
                "       strata-admin [--config FILE] usage [--json]\n"
+               "       strata-admin [--config FILE] prefetch start BUCKET [PREFIX] "
+               "[--budget SIZE] [--wait]\n"
+               "       strata-admin [--config FILE] prefetch list | status ID | cancel ID\n"
                "  writeback  the write-back backlog: objects, bytes, age of the oldest, failing\n"
                "  flush      pushes the backlog upstream now and waits until it is empty\n"
                "             (exit 0), or until the timeout (default 60 s; exit 1)\n"
                "  evict      frees the local copy of a key (or of one version) the upstream\n"
                "             has (the next GET reads it through again)\n"
                "  usage      objects, bytes and the month's cost per bucket and tier, as a\n"
-               "             table (or the server's JSON with --json)\n");
+               "             table (or the server's JSON with --json)\n"
+               "  prefetch   fetches the objects under PREFIX from the upstream onto the hot\n"
+               "             tier as a background job, up to SIZE bytes (\"20GiB\"); --wait\n"
+               "             prints its progress until it ends (exit 0 when done)\n");
   return 2;
 }
 
@@ -161,6 +170,72 @@ int Call(const Config& config, http::verb verb, const std::string& path, const s
   }
 }
 
+// Polls job `id` until it ends, printing a line whenever its progress changes.
+int WaitForJob(const Config& config, std::uint64_t id) {
+  std::string last;
+  for (;;) {
+    std::optional<strata::admin::JobProgress> job;
+    const int rc = Call(config, http::verb::get, "/_strata/admin/prefetch/" + std::to_string(id),
+                        "", [&job](const std::string& body) {
+                          job = strata::admin::ParseJobProgress(body);
+                          return job ? 0 : Fail("not a prefetch job: " + body);
+                        });
+    if (rc != 0) {
+      return rc;
+    }
+    const std::string line = strata::admin::ProgressLine(*job);
+    if (line != last) {
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+      last = line;
+    }
+    if (job->state != "running") {
+      return job->state == "done" ? 0 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+int Prefetch(const Config& config, const std::vector<std::string>& args) {
+  const std::string jobs = "/_strata/admin/prefetch";
+  if (args[1] == "list" && args.size() == 2) {
+    return Call(config, http::verb::get, jobs, "");
+  }
+  if ((args[1] == "status" || args[1] == "cancel") && args.size() == 3) {
+    return Call(config, args[1] == "status" ? http::verb::get : http::verb::delete_,
+                jobs + "/" + strata::auth::UriEncode(args[2], true), "");
+  }
+  if (args[1] != "start" || args.size() < 3) {
+    return Usage();
+  }
+  std::string query = "bucket=" + strata::auth::UriEncode(args[2], true);
+  bool wait = false;
+  bool prefix_given = false;
+  for (std::size_t i = 3; i < args.size(); ++i) {
+    if (args[i] == "--wait") {
+      wait = true;
+    } else if (args[i] == "--budget" && i + 1 < args.size()) {
+      query += "&budget=" + strata::auth::UriEncode(args[++i], true);
+    } else if (!prefix_given && !args[i].starts_with("--")) {
+      query += "&prefix=" + strata::auth::UriEncode(args[i], true);
+      prefix_given = true;
+    } else {
+      return Usage();
+    }
+  }
+  std::optional<strata::admin::JobProgress> started;
+  const int rc = Call(config, http::verb::post, jobs, query, [&](const std::string& body) {
+    std::printf("%s\n", body.c_str());
+    std::fflush(stdout);
+    started = strata::admin::ParseJobProgress(body);
+    return started ? 0 : Fail("not a prefetch job: " + body);
+  });
+  if (rc != 0 || !wait) {
+    return rc;
+  }
+  return WaitForJob(config, started->id);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -229,6 +304,9 @@ int main(int argc, char** argv) {
       std::fputs(table->c_str(), stdout);
       return 0;
     });
+  }
+  if (args.size() >= 2 && args[0] == "prefetch") {
+    return Prefetch(*config, args);
   }
   if (args.size() == 1 && args[0] == "writeback") {
     return Call(*config, http::verb::get, "/_strata/admin/writeback", "");

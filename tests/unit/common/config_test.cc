@@ -433,6 +433,36 @@ TEST(ConfigTest, WritebackAndLifecycle) {
   EXPECT_EQ(r->writeback.dirty_limit, 1u << 20);
 }
 
+TEST(ConfigTest, Prefetch) {
+  auto r = ParseConfig(With(""), "t");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->prefetch.learned);
+  EXPECT_EQ(r->prefetch.scan_threshold, 8);
+  EXPECT_EQ(r->prefetch.scan_window, milliseconds(30'000));
+  EXPECT_EQ(r->prefetch.budget, 4ull << 30);
+  EXPECT_EQ(r->prefetch.concurrency, 4);
+  r = ParseConfig(With("[prefetch]\nlearned = false\nscan_threshold = 3\nscan_window = "
+                       "\"5s\"\nbudget = \"256MiB\"\nconcurrency = 16\n"),
+                  "t");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->prefetch.learned);
+  EXPECT_EQ(r->prefetch.scan_threshold, 3);
+  EXPECT_EQ(r->prefetch.scan_window, milliseconds(5'000));
+  EXPECT_EQ(r->prefetch.budget, 256u << 20);
+  EXPECT_EQ(r->prefetch.concurrency, 16);
+  EXPECT_CONFIG_ERROR(With("[prefetch]\nlearned = 1\n"), "prefetch.learned:");
+  EXPECT_CONFIG_ERROR(With("[prefetch]\nscan_threshold = 1\n"),
+                      "prefetch.scan_threshold:", "from 2");
+  EXPECT_CONFIG_ERROR(With("[prefetch]\nscan_threshold = \"8\"\n"), "prefetch.scan_threshold:");
+  EXPECT_CONFIG_ERROR(With("[prefetch]\nconcurrency = 0\n"), "prefetch.concurrency:");
+  EXPECT_CONFIG_ERROR(With("[prefetch]\nconcurrency = 100000\n"), "prefetch.concurrency:");
+  EXPECT_CONFIG_ERROR(With("[prefetch]\nscan_window = \"0s\"\n"), "prefetch.scan_window:");
+  EXPECT_CONFIG_ERROR(With("[prefetch]\nbudget = \"lots\"\n"), "prefetch.budget:");
+  EXPECT_CONFIG_ERROR(With("[prefetch]\nbudget = -5\n"), "prefetch.budget:");
+  EXPECT_CONFIG_ERROR(With("[prefetch]\nscan = 3\n"), "prefetch.scan: unknown key");
+  EXPECT_CONFIG_ERROR(With("prefetch = 3\n"), "prefetch");
+}
+
 TEST(ConfigTest, UpstreamTierAndRevalidation) {
   const std::string cold = "[[tiers]]\nname = \"cold\"\nkind = \"s3\"\nendpoint = \"http://x\"\n";
   auto r = ParseConfig(With(cold + "revalidate_after = \"2s\"\n"), "t");

@@ -6,8 +6,8 @@
 #include <random>
 #include <string>
 
+#include "common/http_time.h"
 #include "gateway/conditions.h"
-#include "gateway/http_time.h"
 #include "gateway/s3_target.h"
 #include "gateway/tags.h"
 #include "gateway/xml.h"

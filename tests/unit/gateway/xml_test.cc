@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/http_time.h"
 #include "gateway/error_table.h"
-#include "gateway/http_time.h"
 
 namespace strata::gateway {
 namespace {

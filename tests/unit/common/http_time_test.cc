@@ -1,8 +1,8 @@
-#include "gateway/http_time.h"
+#include "common/http_time.h"
 
 #include <gtest/gtest.h>
 
-namespace strata::gateway {
+namespace strata {
 namespace {
 
 TEST(HttpTime, Iso8601RoundTripsAndRefusesGarbage) {
@@ -23,4 +23,4 @@ TEST(HttpTime, HttpDateRoundTrips) {
 }
 
 }  // namespace
-}  // namespace strata::gateway
+}  // namespace strata

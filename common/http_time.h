@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace strata::gateway {
+namespace strata {
 
 std::string FormatHttpDate(std::int64_t unix_ms);  // "Sun, 29 Nov 2026 22:39:30 GMT"
 std::string FormatIso8601(std::int64_t unix_ms);   // "2026-11-29T22:39:30.000Z"
@@ -16,4 +16,4 @@ std::optional<std::int64_t> ParseHttpDate(std::string_view text);  // unix secon
 // has it; unix milliseconds, nullopt when unparsable.
 std::optional<std::int64_t> ParseIso8601(std::string_view text);
 
-}  // namespace strata::gateway
+}  // namespace strata

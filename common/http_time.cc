@@ -1,8 +1,8 @@
-#include "gateway/http_time.h"
+#include "common/http_time.h"
 
 #include <ctime>
 
-namespace strata::gateway {
+namespace strata {
 
 std::string FormatHttpDate(std::int64_t unix_ms) {
   std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
@@ -68,4 +68,4 @@ std::optional<std::int64_t> ParseIso8601(std::string_view text) {
   return static_cast<std::int64_t>(timegm(&tm)) * 1000 + millis;
 }
 
-}  // namespace strata::gateway
+}  // namespace strata

@@ -1,0 +1,453 @@
+#include "storage/engine/prefetch_jobs.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <functional>
+#include <optional>
+
+#include "storage/engine/tier_caches.h"
+#include "storage/upstream/fetcher.h"
+#include "storage/upstream/s3_client.h"
+
+namespace strata::storage {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr int kListPage = 1000;
+// A full Fetcher queue (RestoreObject and other jobs share it) is tried again this late.
+constexpr auto kQueueFullWait = std::chrono::milliseconds(100);
+
+// A key's "directory": what a scan of a dataset shares.
+std::string PrefixOf(const std::string& key) {
+  const std::size_t slash = key.rfind('/');
+  return slash == std::string::npos ? std::string() : key.substr(0, slash + 1);
+}
+
+}  // namespace
+
+std::string_view PrefetchStateName(PrefetchState state) {
+  switch (state) {
+    case PrefetchState::kRunning:
+      return "running";
+    case PrefetchState::kDone:
+      return "done";
+    case PrefetchState::kCancelled:
+      return "cancelled";
+    case PrefetchState::kFailed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+struct PrefetchJobs::Job {
+  PrefetchJobInfo info;  // guarded by PrefetchJobs::mu_
+  bool cancel = false;   // guarded by PrefetchJobs::mu_
+  // On the fetcher's thread only: fetches queued and not yet done, and the timer the job
+  // sleeps on while the limit is reached (a finished fetch cancels it to wake the job). The
+  // timer lives in the job's coroutine, which outlives every fetch it queued: it belongs
+  // to the fetcher's io_context and must go before it.
+  int outstanding = 0;
+  asio::steady_timer* wake = nullptr;
+};
+
+// One job's run, on the fetcher's thread. A class so the steps read one at a time.
+class PrefetchRun {
+ public:
+  PrefetchRun(metadata::Index& index, ObjectStore& store, Fetcher& fetcher, TierCaches* tier_caches,
+              std::mutex& mu, int max_outstanding)
+      : index_(index),
+        store_(store),
+        fetcher_(fetcher),
+        tier_caches_(tier_caches),
+        mu_(mu),
+        max_outstanding_(max_outstanding) {}
+
+  // What a listed key needs: nothing (nullopt), or a fetch of this kind and record.
+  struct Wanted {
+    metadata::ObjectRecord record;
+    FetchKind kind = FetchKind::kRestore;
+  };
+  Result<std::optional<Wanted>> Want(const metadata::BucketRecord& bucket,
+                                     const upstream::ListedObject& entry, bool& local) const {
+    const ObjectKey key(entry.key);
+    auto current = index_.GetObject(bucket.name, key);
+    if (current.ok()) {
+      if (current->delete_marker) {
+        return std::optional<Wanted>();
+      }
+      if (store_.HasLocalCopy(*current)) {
+        local = true;
+        return std::optional<Wanted>();
+      }
+      for (const auto& placement : current->placements) {
+        if (placement.tier == bucket.upstream_tier && !placement.extents.empty()) {
+          return std::optional<Wanted>(Wanted{std::move(current).value(), FetchKind::kRestore});
+        }
+      }
+      return std::optional<Wanted>();
+    }
+    if (current.error().code != ErrorCode::kNotFound &&
+        current.error().code != ErrorCode::kNoSuchKey) {
+      return std::move(current).error();
+    }
+    auto waiting = index_.GetWriteback(bucket.name, key);
+    if (!waiting.ok()) {
+      return std::move(waiting).error();
+    }
+    if (waiting->has_value()) {
+      return std::optional<Wanted>();  // deleted here, the delete not pushed yet
+    }
+    Wanted wanted;
+    wanted.kind = FetchKind::kNewCopy;
+    wanted.record.bucket = bucket.name;
+    wanted.record.key = key;
+    wanted.record.size = entry.size;
+    wanted.record.etag = upstream::EtagValue(entry.etag);
+    return std::optional<Wanted>(std::move(wanted));
+  }
+
+  // Sleeps until one of the job's fetches is done.
+  static asio::awaitable<void> WaitForAFetch(PrefetchJobs::Job& job) {
+    job.wake->expires_at(asio::steady_timer::time_point::max());
+    boost::system::error_code ec;  // cancelled: woken
+    co_await job.wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  bool Cancelled(const PrefetchJobs::Job& job) const {
+    std::lock_guard lock(mu_);
+    return job.cancel;
+  }
+
+  // Queues `wanted` on the fetcher, waiting while the job has its limit outstanding or the
+  // fetcher's queue is full. `stats` counts what every job fetched.
+  asio::awaitable<void> Queue(std::shared_ptr<PrefetchJobs::Job> job, Wanted wanted,
+                              PrefetchStats& stats) {
+    while (job->outstanding >= max_outstanding_) {
+      co_await WaitForAFetch(*job);
+    }
+    const std::uint64_t size = wanted.record.size;
+    {
+      std::lock_guard lock(mu_);
+      ++job->info.queued;
+      job->info.queued_bytes += size;
+    }
+    ++job->outstanding;
+    std::mutex& mu = mu_;
+    TierCaches* reserved_on = Reserves(*job) ? tier_caches_ : nullptr;
+    auto done = [job, size, &mu, &stats, reserved_on](const Result<bool>& fetched) {
+      if (reserved_on != nullptr) {
+        reserved_on->ReleaseRoom(size);  // landed in the usage counters, or never will
+      }
+      {
+        std::lock_guard lock(mu);
+        if (!fetched.ok()) {
+          ++job->info.failed;
+        } else if (*fetched) {
+          ++job->info.fetched;
+          job->info.fetched_bytes += size;
+          ++stats.fetched;
+          stats.fetched_bytes += size;
+        } else {
+          ++job->info.skipped;
+        }
+      }
+      --job->outstanding;
+      job->wake->cancel();
+    };
+    while (!fetcher_.Enqueue(wanted.record, done, wanted.kind)) {
+      job->wake->expires_after(kQueueFullWait);
+      boost::system::error_code ec;
+      co_await job->wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+  }
+
+  // Whether the job takes room on the hot tier for what it fetches: a learned one does.
+  bool Reserves(const PrefetchJobs::Job& job) const {
+    std::lock_guard lock(mu_);
+    return job.info.learned && tier_caches_ != nullptr;
+  }
+
+  // Whether the job may spend `size` more bytes: its budget, and for a learned job the
+  // hot tier's room (reserved when it fits).
+  bool Affordable(PrefetchJobs::Job& job, std::uint64_t size) {
+    {
+      std::lock_guard lock(mu_);
+      const PrefetchJobInfo& info = job.info;
+      if (info.budget != 0 && info.queued_bytes + size > info.budget) {
+        return false;
+      }
+    }
+    return !Reserves(job) || tier_caches_->ReserveRoom(size);
+  }
+
+  // The whole run: lists and queues, then waits for the last fetch (also after an
+  // error). Returns the error that ended it early, if any.
+  asio::awaitable<Result<void>> Run(std::shared_ptr<PrefetchJobs::Job> job, PrefetchStats& stats) {
+    asio::steady_timer wake(co_await asio::this_coro::executor);
+    job->wake = &wake;
+    auto listed = co_await ListAndQueue(job, stats);
+    while (job->outstanding > 0) {
+      co_await WaitForAFetch(*job);
+    }
+    job->wake = nullptr;
+    co_return listed;
+  }
+
+ private:
+  asio::awaitable<Result<void>> ListAndQueue(std::shared_ptr<PrefetchJobs::Job> job,
+                                             PrefetchStats& stats) {
+    std::string bucket_name;
+    std::string prefix;
+    {
+      std::lock_guard lock(mu_);
+      bucket_name = job->info.bucket;
+      prefix = job->info.prefix;
+    }
+    auto bucket = store_.GetBucket(BucketName(bucket_name));
+    if (!bucket.ok()) {
+      co_return std::move(bucket).error();
+    }
+    upstream::ListRequest request;
+    request.prefix = prefix;
+    request.max_keys = kListPage;
+    bool more = true;
+    while (more && !Cancelled(*job)) {
+      upstream::ListRequest this_page = request;
+      auto page =
+          co_await fetcher_.client().ListObjectsV2(bucket->upstream_bucket, std::move(this_page));
+      if (!page.ok()) {
+        co_return std::move(page).error();
+      }
+      for (const auto& entry : page->objects) {
+        if (Cancelled(*job)) {
+          break;
+        }
+        bool local = false;
+        auto wanted = Want(*bucket, entry, local);
+        if (!wanted.ok()) {
+          co_return std::move(wanted).error();
+        }
+        {
+          std::lock_guard lock(mu_);
+          ++job->info.listed;
+          job->info.already_local += local ? 1 : 0;
+        }
+        if (!wanted->has_value()) {
+          continue;
+        }
+        if (!Affordable(*job, (*wanted)->record.size)) {
+          std::lock_guard lock(mu_);
+          job->info.budget_reached = true;
+          more = false;
+          break;
+        }
+        co_await Queue(job, std::move(**wanted), stats);
+      }
+      more = more && page->truncated && !page->next_continuation_token.empty();
+      request.continuation_token = page->next_continuation_token;
+    }
+    co_return Ok();
+  }
+
+  metadata::Index& index_;
+  ObjectStore& store_;
+  Fetcher& fetcher_;
+  TierCaches* tier_caches_;
+  std::mutex& mu_;
+  const int max_outstanding_;
+};
+
+PrefetchJobs::PrefetchJobs(const Config& config, const Clock& clock, metadata::Index& index,
+                           ObjectStore& store, Fetcher& fetcher, TierCaches* tier_caches)
+    : config_(config),
+      clock_(clock),
+      index_(index),
+      store_(store),
+      fetcher_(fetcher),
+      tier_caches_(tier_caches) {}
+
+PrefetchJobs::~PrefetchJobs() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, job] : jobs_) {
+    job->cancel = true;
+  }
+}
+
+Result<PrefetchJobInfo> PrefetchJobs::Start(const BucketName& bucket, const std::string& prefix,
+                                            std::uint64_t budget) {
+  return Launch(bucket, prefix, budget, false);
+}
+
+Result<PrefetchJobInfo> PrefetchJobs::Launch(const BucketName& bucket, const std::string& prefix,
+                                             std::uint64_t budget, bool learned) {
+  auto record = store_.GetBucket(bucket);
+  if (!record.ok()) {
+    return std::move(record).error();
+  }
+  if (record->upstream_tier.empty()) {
+    return Error(
+        ErrorCode::kInvalidRequest,
+        "bucket " + bucket.str() + " is not bound to an upstream: it has nothing to fetch");
+  }
+  auto job = std::make_shared<Job>();
+  job->info.bucket = bucket.str();
+  job->info.prefix = prefix;
+  job->info.learned = learned;
+  job->info.budget = budget;
+  job->info.started_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now().time_since_epoch())
+          .count();
+  PrefetchJobInfo started;
+  {
+    std::lock_guard lock(mu_);
+    job->info.id = next_id_++;
+    jobs_[job->info.id] = job;
+    ++(learned ? stats_.learned_started : stats_.jobs_started);
+    Forget();
+    started = job->info;
+  }
+  spdlog::info("prefetch job {}: {} {}/{} (budget {} bytes)", started.id,
+               learned ? "learned scan of" : "bulk prefetch of", started.bucket, started.prefix,
+               budget);
+  asio::co_spawn(fetcher_.executor(), RunJob(this, job), asio::detached);
+  return started;
+}
+
+asio::awaitable<void> PrefetchJobs::RunJob(PrefetchJobs* self, std::shared_ptr<Job> job) {
+  PrefetchRun runner(self->index_, self->store_, self->fetcher_, self->tier_caches_, self->mu_,
+                     2 * self->config_.prefetch.concurrency);
+  auto ran = co_await runner.Run(job, self->stats_);
+  std::lock_guard lock(self->mu_);
+  PrefetchJobInfo& info = job->info;
+  info.ended_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(self->clock_.Now().time_since_epoch())
+          .count();
+  if (!ran.ok()) {
+    info.state = PrefetchState::kFailed;
+    info.error = ran.error().message;
+  } else {
+    info.state = job->cancel ? PrefetchState::kCancelled : PrefetchState::kDone;
+  }
+  spdlog::info(
+      "prefetch job {} {}: {} listed, {} fetched ({} bytes), {} local already, {} failed{}{}",
+      info.id, PrefetchStateName(info.state), info.listed, info.fetched, info.fetched_bytes,
+      info.already_local, info.failed, info.budget_reached ? ", stopped at its budget" : "",
+      info.error.empty() ? "" : ": " + info.error);
+}
+
+Result<PrefetchJobInfo> PrefetchJobs::Get(std::uint64_t id) const {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) {
+    return Error(ErrorCode::kNotFound, "no prefetch job " + std::to_string(id));
+  }
+  return it->second->info;
+}
+
+Result<PrefetchJobInfo> PrefetchJobs::Cancel(std::uint64_t id) {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) {
+    return Error(ErrorCode::kNotFound, "no prefetch job " + std::to_string(id));
+  }
+  it->second->cancel = it->second->info.state == PrefetchState::kRunning;
+  return it->second->info;
+}
+
+std::vector<PrefetchJobInfo> PrefetchJobs::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<PrefetchJobInfo> out;
+  out.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) {
+    out.push_back(job->info);
+  }
+  return out;
+}
+
+PrefetchStats PrefetchJobs::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void PrefetchJobs::Forget() {
+  std::size_t finished = 0;
+  for (const auto& [id, job] : jobs_) {
+    finished += job->info.state != PrefetchState::kRunning ? 1 : 0;
+  }
+  for (auto it = jobs_.begin(); it != jobs_.end() && finished > kKeptJobs;) {
+    if (it->second->info.state != PrefetchState::kRunning) {
+      it = jobs_.erase(it);
+      --finished;
+    } else {
+      ++it;
+    }
+  }
+}
+
+bool PrefetchJobs::Running(std::uint64_t id) const {
+  auto it = jobs_.find(id);
+  return it != jobs_.end() && it->second->info.state == PrefetchState::kRunning;
+}
+
+void PrefetchJobs::ObserveMiss(const BucketName& bucket, const ObjectKey& key) {
+  const PrefetchConfig& config = config_.prefetch;
+  if (!config.learned) {
+    return;
+  }
+  const std::string prefix = PrefixOf(key.str());
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    const std::string id = bucket.str() + '\0' + prefix;
+    auto it = scans_.find(id);
+    if (it == scans_.end()) {
+      if (scans_.size() >= kMaxScans) {
+        scans_.clear();  // bounded: the scans under way are recognised again in a moment
+      }
+      it = scans_.emplace(id, Scan{now, {}, 0}).first;
+    }
+    Scan& scan = it->second;
+    if (scan.job != 0 && Running(scan.job)) {
+      return;  // its job runs already
+    }
+    if (scan.job != 0) {  // its job ended: watch for the scan going on past it
+      scan.job = 0;
+      scan.keys.clear();
+      scan.window_start = now;
+    }
+    if (now - scan.window_start > config.scan_window) {
+      scan.keys.clear();
+      scan.window_start = now;
+    }
+    const std::size_t hash = std::hash<std::string>{}(key.str());
+    if (std::find(scan.keys.begin(), scan.keys.end(), hash) == scan.keys.end()) {
+      scan.keys.push_back(hash);
+    }
+    if (scan.keys.size() < static_cast<std::size_t>(config.scan_threshold)) {
+      return;
+    }
+    scan.keys.clear();
+    scan.window_start = now;
+  }
+  auto launched = Launch(bucket, prefix, config.budget, true);
+  if (!launched.ok()) {
+    spdlog::warn("prefetch: cannot follow the scan of {}/{}: {}", bucket.str(), prefix,
+                 launched.error().message);
+    return;
+  }
+  std::lock_guard lock(mu_);
+  auto it = scans_.find(bucket.str() + '\0' + prefix);
+  if (it != scans_.end()) {
+    it->second.job = launched->id;
+  }
+}
+
+}  // namespace strata::storage

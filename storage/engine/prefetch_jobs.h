@@ -1,0 +1,134 @@
+// PrefetchJobs: fetches the objects of a prefix from the upstream onto the hot tier before
+// the reads that will want them (DESIGN.md "Prefetch"). One mechanism, two ways in:
+//   - bulk: an admin starts a job (strata-admin prefetch) with a byte budget, watches its
+//     progress and may cancel it;
+//   - learned: the read path reports each read-through miss (ObserveMiss); when
+//     [prefetch] scan_threshold different keys under one prefix (a key's "directory", up
+//     to its last '/') miss within scan_window, that is a scan (a training epoch), and a
+//     job fetches the rest of the prefix ahead of the reader, within [prefetch] budget and
+//     only into the hot tier's room below its high mark (TierCaches::ReserveRoom): it
+//     never displaces a copy, so it never evicts what the scan still needs.
+//
+// A job lists the prefix upstream, a page of 1000 keys at a time, on the Fetcher's thread
+// (storage/upstream/fetcher.h). Each key without a local copy is queued on the Fetcher: an
+// evicted version is restored, an upstream object the index lacks becomes a cached copy,
+// as a read-through fill would. Keys with a local copy, delete markers and keys with a
+// change waiting for the upstream are skipped. At most 2 x [prefetch] concurrency fetches
+// of one job are outstanding, so a job never floods the Fetcher's queue (RestoreObject
+// shares it). The budget counts the bytes queued; a job ends when the listing ends, the
+// next object would pass the budget (or, learned, the room), or it is cancelled (fetches
+// already queued finish).
+//
+// Thread-safe. Memory: the jobs of the last hour (at most kKeptJobs finished ones) and the
+// scans being watched (at most kMaxScans prefixes).
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "common/ids.h"
+#include "metadata/index.h"
+#include "storage/object_store.h"
+
+namespace strata::storage {
+
+class Fetcher;
+class TierCaches;
+class PrefetchRun;
+
+enum class PrefetchState { kRunning, kDone, kCancelled, kFailed };
+std::string_view PrefetchStateName(PrefetchState state);
+
+struct PrefetchJobInfo {
+  std::uint64_t id = 0;
+  std::string bucket;
+  std::string prefix;
+  bool learned = false;
+  std::uint64_t budget = 0;  // bytes
+  PrefetchState state = PrefetchState::kRunning;
+  std::uint64_t listed = 0;         // keys the listing showed
+  std::uint64_t already_local = 0;  // had a local copy
+  std::uint64_t queued = 0;         // fetches queued
+  std::uint64_t queued_bytes = 0;   // what the budget counts
+  std::uint64_t fetched = 0;        // fetches that made a local copy
+  std::uint64_t fetched_bytes = 0;
+  std::uint64_t skipped = 0;  // queued, then found local or changed
+  std::uint64_t failed = 0;
+  bool budget_reached = false;  // stopped before the end of the listing
+  std::string error;            // kFailed: why
+  std::int64_t started_ms = 0;  // wall time
+  std::int64_t ended_ms = 0;    // 0 while running
+};
+
+struct PrefetchStats {
+  std::uint64_t jobs_started = 0;  // bulk
+  std::uint64_t learned_started = 0;
+  std::uint64_t fetched = 0;  // copies made by either kind
+  std::uint64_t fetched_bytes = 0;
+};
+
+class PrefetchJobs {
+ public:
+  PrefetchJobs(const Config& config, const Clock& clock, metadata::Index& index, ObjectStore& store,
+               Fetcher& fetcher, TierCaches* tier_caches);
+  ~PrefetchJobs();  // cancels the jobs; the Fetcher (stopped first) abandons their fetches
+  PrefetchJobs(const PrefetchJobs&) = delete;
+  PrefetchJobs& operator=(const PrefetchJobs&) = delete;
+
+  // A bulk job over `prefix` of `bucket` (kNoSuchBucket; kInvalidRequest when the bucket
+  // is not bound to the upstream). budget 0: no limit. Any thread.
+  Result<PrefetchJobInfo> Start(const BucketName& bucket, const std::string& prefix,
+                                std::uint64_t budget);
+  // kNotFound for an id never given or long forgotten.
+  Result<PrefetchJobInfo> Get(std::uint64_t id) const;
+  // Stops a running job (a finished one is returned as it is).
+  Result<PrefetchJobInfo> Cancel(std::uint64_t id);
+  std::vector<PrefetchJobInfo> List() const;  // oldest first
+
+  // A read-through miss of `key` (a GET that reached the upstream). Cheap; any thread.
+  void ObserveMiss(const BucketName& bucket, const ObjectKey& key);
+
+  PrefetchStats stats() const;
+
+  static constexpr std::size_t kKeptJobs = 100;
+  static constexpr std::size_t kMaxScans = 4096;
+
+ private:
+  struct Job;
+  struct Scan {
+    std::chrono::steady_clock::time_point window_start;
+    std::vector<std::size_t> keys;  // hashes of the keys missed in the window
+    std::uint64_t job = 0;          // the learned job of this prefix, while it runs
+  };
+
+  Result<PrefetchJobInfo> Launch(const BucketName& bucket, const std::string& prefix,
+                                 std::uint64_t budget, bool learned);
+  friend class PrefetchRun;
+  static boost::asio::awaitable<void> RunJob(PrefetchJobs* self, std::shared_ptr<Job> job);
+  void Forget();                         // drops the oldest finished jobs past kKeptJobs; under mu_
+  bool Running(std::uint64_t id) const;  // under mu_
+
+  const Config& config_;
+  const Clock& clock_;
+  metadata::Index& index_;
+  ObjectStore& store_;
+  Fetcher& fetcher_;
+  TierCaches* tier_caches_;
+
+  mutable std::mutex mu_;  // guards everything below and every job's info
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, std::shared_ptr<Job>> jobs_;
+  std::map<std::string, Scan> scans_;  // by bucket '\0' prefix
+  PrefetchStats stats_;
+};
+
+}  // namespace strata::storage

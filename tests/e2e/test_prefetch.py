@@ -1,0 +1,228 @@
+"""Prefetch (storage/engine/prefetch_jobs.h), against strata in front of moto.
+
+  - Bulk: `strata-admin prefetch start BUCKET PREFIX --wait` brings every object under the
+    prefix onto the hot tier: objects only the upstream has (never read through strata)
+    and versions whose local copy was evicted. Then, with the upstream cut, each reads
+    back byte-exact; nothing outside the prefix was fetched.
+  - The byte budget stops a job at the last object that fits; a job cancelled while it
+    runs ends "cancelled" having fetched part of the prefix; bad input gets the admin
+    API's errors (no such bucket, no such job, an id that is not a number, a bucket not
+    bound to an upstream, a bad budget).
+  - Learned: a client reading a prefix in random order is recognised after
+    [prefetch] scan_threshold misses; the rest of the prefix is fetched ahead of it, so
+    with the upstream cut afterwards every remaining object still reads back.
+  - Learned prefetch fills only the hot tier's room below its high mark: with a 1 MiB hot
+    tier and a 2.5 MiB prefix, the job stops at the room, nothing is evicted for it, and
+    the tier never passes its capacity.
+"""
+import json
+import os
+import random
+import re
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import admin_bin, make_client
+from upstream import cold_config, wait_until
+
+KiB = 1 << 10
+MiB = 1 << 20
+
+
+def strata_with(upstream, strata_factory, capacity=None, **prefetch):
+    overrides = cold_config(upstream, "0s")
+    overrides["prefetch"] = prefetch
+    if capacity:
+        overrides["tiers"][0].update({"capacity": capacity, "high_watermark": 0.95,
+                                      "low_watermark": 0.85})
+    return strata_factory(overrides)
+
+
+def admin_run(srv, *args):
+    return subprocess.run([admin_bin(), "--config", str(srv.config_path), *args],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def admin(srv, *args):
+    res = admin_run(srv, *args)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+def job(srv, job_id):
+    return json.loads(admin(srv, "prefetch", "status", str(job_id)))
+
+
+def jobs(srv):
+    return json.loads(admin(srv, "prefetch", "list"))["jobs"]
+
+
+def hot_usage(srv, bucket):
+    report = json.loads(admin(srv, "usage", "--json"))
+    lines = [l for l in report["buckets"] if l["bucket"] == bucket and l["tier"] == "hot"]
+    return sum(l["objects"] for l in lines), sum(l["bytes"] for l in lines)
+
+
+def metric(srv, name, **labels):
+    text = requests.get(f"http://{srv.netloc}/metrics", timeout=10).text
+    for line in text.splitlines():
+        m = re.match(r"^(\w+)(?:\{([^}]*)\})? (\S+)$", line)
+        if m and m.group(1) == name and all(f'{k}="{v}"' in (m.group(2) or "")
+                                            for k, v in labels.items()):
+            return float(m.group(3))
+    return None
+
+
+def seed_upstream(upstream, bucket, keys, size):
+    """Objects put straight into moto: strata has never seen them."""
+    upstream.client.create_bucket(Bucket=bucket)
+    bodies = {}
+    for key in keys:
+        bodies[key] = os.urandom(size)
+        upstream.client.put_object(Bucket=bucket, Key=key, Body=bodies[key])
+    return bodies
+
+
+def test_bulk_prefetch_lands_a_prefix_and_reads_need_no_upstream(upstream, strata_factory):
+    srv = strata_with(upstream, strata_factory, learned=False)
+    s3 = make_client(srv)
+    bodies = seed_upstream(upstream, "data", [f"train/shard-{i:02d}" for i in range(20)],
+                           100 * KiB)
+    outside = seed_upstream(upstream, "data", ["eval/held-out"], 10 * KiB)
+    # Versions written through strata, pushed, then evicted: restored by the job.
+    for i in range(4):
+        key = f"train/written-{i}"
+        bodies[key] = os.urandom(70 * KiB)
+        s3.put_object(Bucket="data", Key=key, Body=bodies[key])
+    admin(srv, "flush")
+    for i in range(4):
+        assert '"evicted":true' in admin(srv, "evict", "data", f"train/written-{i}")
+    assert hot_usage(srv, "data") == (0, 0)
+
+    out = admin(srv, "prefetch", "start", "data", "train/", "--wait").splitlines()
+    started = json.loads(out[0])
+    assert started["state"] == "running" and started["prefix"] == "train/"
+    assert not started["learned"]
+    assert re.match(r"job \d+ done: 24 listed, 24 of 24 fetched", out[-1]), out
+    done = job(srv, started["id"])
+    total = sum(len(b) for b in bodies.values())
+    assert (done["state"], done["listed"], done["fetched"], done["fetched_bytes"]) == \
+        ("done", 24, 24, total)
+    assert (done["failed"], done["budget_reached"], done["already_local"]) == (0, False, 0)
+    assert hot_usage(srv, "data") == (24, total)
+    assert metric(srv, "strata_prefetch_jobs_total", kind="bulk") == 1
+    assert metric(srv, "strata_prefetched_bytes_total") == total
+
+    # Again: everything is local, nothing is fetched.
+    again = json.loads(admin(srv, "prefetch", "start", "data", "train/", "--wait")
+                       .splitlines()[0])
+    wait_until(lambda: job(srv, again["id"])["state"] == "done", srv=srv)
+    assert (job(srv, again["id"])["already_local"], job(srv, again["id"])["fetched"]) == (24, 0)
+
+    upstream.proxy.stop()
+    try:
+        for key, body in bodies.items():
+            assert s3.get_object(Bucket="data", Key=key)["Body"].read() == body, key
+    finally:
+        upstream.proxy.start()
+    assert hot_usage(srv, "data")[0] == 24  # eval/ was not fetched
+    assert s3.get_object(Bucket="data", Key="eval/held-out")["Body"].read() == \
+        outside["eval/held-out"]
+
+
+def test_budget_cancel_and_bad_requests(upstream, strata_factory):
+    srv = strata_with(upstream, strata_factory, learned=False)
+    seed_upstream(upstream, "big", [f"part-{i:03d}" for i in range(120)], 256 * KiB)
+
+    budgeted = json.loads(admin(srv, "prefetch", "start", "big", "--budget", "1MiB")
+                          .splitlines()[0])
+    assert budgeted["budget"] == MiB and budgeted["prefix"] == ""
+    done = wait_until(lambda: (j := job(srv, budgeted["id"]))["state"] != "running" and j,
+                      what="the budgeted job to end", srv=srv)
+    assert (done["state"], done["budget_reached"], done["fetched"]) == ("done", True, 4)
+    assert done["fetched_bytes"] == MiB and hot_usage(srv, "big") == (4, MiB)
+
+    running = json.loads(admin(srv, "prefetch", "start", "big").splitlines()[0])
+    cancelled = json.loads(admin(srv, "prefetch", "cancel", str(running["id"])))
+    assert cancelled["id"] == running["id"]
+    ended = wait_until(lambda: (j := job(srv, running["id"]))["state"] != "running" and j,
+                       what="the cancelled job to end", srv=srv)
+    assert ended["state"] == "cancelled", ended
+    assert ended["fetched"] < 116 and ended["ended"] is not None
+    assert hot_usage(srv, "big")[0] == 4 + ended["fetched"]
+    # A finished job is answered as it is.
+    assert json.loads(admin(srv, "prefetch", "cancel", str(running["id"])))["state"] == \
+        "cancelled"
+    assert [j["id"] for j in jobs(srv)] == [budgeted["id"], running["id"]]
+
+    for args, needle in [
+        (("prefetch", "start", "nosuchbucket"), "NoSuchBucket"),
+        (("prefetch", "status", "999999"), "NotFound"),
+        (("prefetch", "status", "abc"), "InvalidArgument"),
+        (("prefetch", "cancel", "12x"), "InvalidArgument"),
+        (("prefetch", "start", "big", "--budget", "lots"), "InvalidArgument"),
+        (("prefetch", "start"), "usage"),
+        (("prefetch", "start", "big", "p1", "p2"), "usage"),
+    ]:
+        res = admin_run(srv, *args)
+        assert res.returncode != 0 and needle in res.stderr, (args, res.stderr)
+
+    local_only = strata_factory(name="local")
+    make_client(local_only).create_bucket(Bucket="mine")
+    res = admin_run(local_only, "prefetch", "start", "mine")
+    assert res.returncode == 1 and "InvalidRequest" in res.stderr, res.stderr
+
+
+def test_learned_prefetch_follows_a_scan(upstream, strata_factory):
+    srv = strata_with(upstream, strata_factory, scan_threshold=4, scan_window="60s")
+    s3 = make_client(srv)
+    keys = [f"epoch/sample-{i:02d}" for i in range(40)]
+    bodies = seed_upstream(upstream, "dataset", keys, 64 * KiB)
+    seed_upstream(upstream, "dataset", ["elsewhere/a"], KiB)
+    order = random.Random(7).sample(keys, len(keys))
+    for key in order[:4]:  # the start of an epoch: misses
+        assert s3.get_object(Bucket="dataset", Key=key)["Body"].read() == bodies[key]
+    learned = wait_until(lambda: [j for j in jobs(srv) if j["learned"]], srv=srv,
+                         what="a learned prefetch job")
+    assert len(learned) == 1 and learned[0]["prefix"] == "epoch/"
+    wait_until(lambda: job(srv, learned[0]["id"])["state"] == "done", srv=srv,
+               what="the learned job to end")
+    finished = job(srv, learned[0]["id"])
+    assert finished["listed"] == 40 and finished["fetched"] + finished["already_local"] >= 36
+    assert metric(srv, "strata_prefetch_jobs_total", kind="learned") == 1
+    assert hot_usage(srv, "dataset")[0] == 40  # not elsewhere/
+
+    upstream.proxy.stop()  # the rest of the epoch is served from the hot tier
+    try:
+        for key in order[4:]:
+            assert s3.get_object(Bucket="dataset", Key=key)["Body"].read() == bodies[key], key
+    finally:
+        upstream.proxy.start()
+    assert metric(srv, "strata_lifecycle_passes_total") is not None
+
+
+def test_learned_prefetch_fills_only_the_room_below_the_high_mark(upstream, strata_factory):
+    srv = strata_with(upstream, strata_factory, capacity="1MiB", scan_threshold=4)
+    s3 = make_client(srv)
+    keys = [f"shards/s-{i:02d}" for i in range(40)]  # 2.5 MiB, the tier holds 1 MiB
+    bodies = seed_upstream(upstream, "tight", keys, 64 * KiB)
+    order = random.Random(11).sample(keys, len(keys))
+    for key in order[:4]:
+        assert s3.get_object(Bucket="tight", Key=key)["Body"].read() == bodies[key]
+    learned = wait_until(lambda: [j for j in jobs(srv) if j["learned"]], srv=srv,
+                         what="a learned prefetch job")
+    wait_until(lambda: job(srv, learned[0]["id"])["state"] == "done", srv=srv,
+               what="the learned job to end")
+    finished = job(srv, learned[0]["id"])
+    assert finished["budget_reached"], finished  # stopped at the room, not the listing's end
+    assert 0 < finished["fetched"] < 36
+    time.sleep(1)  # a few eviction passes
+    objects, used = hot_usage(srv, "tight")
+    assert used <= 0.95 * MiB, used
+    assert metric(srv, "strata_evictions_total", tier="hot") == 0  # nothing displaced
+    for key in order[:4]:  # what the reader read is still local
+        assert s3.head_object(Bucket="tight", Key=key)["ContentLength"] == 64 * KiB
+    assert objects == 4 + finished["fetched"]
