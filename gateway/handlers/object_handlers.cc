@@ -13,6 +13,7 @@
 #include "gateway/offload.h"
 #include "gateway/xml.h"
 #include "storage/checksum.h"
+#include "storage/engine/prefetch_jobs.h"
 #include "storage/engine/tier_caches.h"
 
 namespace strata::gateway {
@@ -166,6 +167,9 @@ HandlerResult GetObject(RequestContext& ctx) {
       reader = std::move(opened).value();
       if (ctx.services.tier_caches != nullptr) {
         ctx.services.tier_caches->OnRead(*record);  // what eviction keeps learns from hits
+      }
+      if (ctx.services.prefetch != nullptr) {
+        ctx.services.prefetch->ObserveRead(*record);  // a followed scan moves on
       }
       break;
     }

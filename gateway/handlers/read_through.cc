@@ -465,7 +465,7 @@ struct RoomHeld {
 // A GET that reaches the upstream: the prefetcher watches these for scans of a prefix.
 void ObserveMiss(RequestContext& ctx, const metadata::ObjectRecord& record) {
   if (!ctx.is_head() && ctx.services.prefetch != nullptr) {
-    ctx.services.prefetch->ObserveMiss(record.bucket, record.key);
+    ctx.services.prefetch->ObserveMiss(record);
   }
 }
 

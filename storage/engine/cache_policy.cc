@@ -123,13 +123,20 @@ void CachePolicy::Insert(CacheEntry entry) {
 }
 
 void CachePolicy::Erase(std::uint64_t id) {
+  CacheEntry gone;
+  Take(id, gone);
+}
+
+bool CachePolicy::Take(std::uint64_t id, CacheEntry& out) {
   auto it = index_.find(id);
   if (it == index_.end()) {
-    return;
+    return false;
   }
   bytes_ -= it->second->size;
+  out = std::move(*it->second);
   lru_.erase(it->second);
   index_.erase(it);
+  return true;
 }
 
 bool CachePolicy::PopColdest(CacheEntry& out) {

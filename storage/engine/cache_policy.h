@@ -70,6 +70,8 @@ class CachePolicy {
   // ids are refreshed (size, ref) and moved.
   void Insert(CacheEntry entry);
   void Erase(std::uint64_t id);
+  // Removes the copy `id` and returns it in `out`; false when it is not here.
+  bool Take(std::uint64_t id, CacheEntry& out);
   // Removes and returns the least recently used copy; false when empty.
   bool PopColdest(CacheEntry& out);
 

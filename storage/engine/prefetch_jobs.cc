@@ -24,6 +24,8 @@ namespace {
 constexpr int kListPage = 1000;
 // A full Fetcher queue (RestoreObject and other jobs share it) is tried again this late.
 constexpr auto kQueueFullWait = std::chrono::milliseconds(100);
+// A learned job out of room looks again this often for copies its reader is done with.
+constexpr auto kRoomPoll = std::chrono::milliseconds(20);
 
 // A key's "directory": what a scan of a dataset shares.
 std::string PrefixOf(const std::string& key) {
@@ -50,6 +52,7 @@ std::string_view PrefetchStateName(PrefetchState state) {
 struct PrefetchJobs::Job {
   PrefetchJobInfo info;  // guarded by PrefetchJobs::mu_
   bool cancel = false;   // guarded by PrefetchJobs::mu_
+  std::string scan;      // a learned job's: the key of its Scan
   // On the fetcher's thread only: fetches queued and not yet done, and the timer the job
   // sleeps on while the limit is reached (a finished fetch cancels it to wake the job). The
   // timer lives in the job's coroutine, which outlives every fetch it queued: it belongs
@@ -62,22 +65,29 @@ struct PrefetchJobs::Job {
 class PrefetchRun {
  public:
   PrefetchRun(metadata::Index& index, ObjectStore& store, Fetcher& fetcher, TierCaches* tier_caches,
-              std::mutex& mu, int max_outstanding)
+              std::mutex& mu, std::map<std::string, PrefetchJobs::Scan>& scans, int max_outstanding,
+              std::chrono::milliseconds idle_after)
       : index_(index),
         store_(store),
         fetcher_(fetcher),
         tier_caches_(tier_caches),
         mu_(mu),
-        max_outstanding_(max_outstanding) {}
+        scans_(scans),
+        max_outstanding_(max_outstanding),
+        idle_after_(idle_after) {}
 
   // What a listed key needs: nothing (nullopt), or a fetch of this kind and record.
   struct Wanted {
     metadata::ObjectRecord record;
     FetchKind kind = FetchKind::kRestore;
   };
-  Result<std::optional<Wanted>> Want(const metadata::BucketRecord& bucket,
+  Result<std::optional<Wanted>> Want(const PrefetchJobs::Job& job,
+                                     const metadata::BucketRecord& bucket,
                                      const upstream::ListedObject& entry, bool& local) const {
     const ObjectKey key(entry.key);
+    if (ReadInThisEpoch(job, bucket.name, key)) {
+      return std::optional<Wanted>();  // the scan is past it
+    }
     auto current = index_.GetObject(bucket.name, key);
     if (current.ok()) {
       if (current->delete_marker) {
@@ -112,6 +122,25 @@ class PrefetchRun {
     wanted.record.size = entry.size;
     wanted.record.etag = upstream::EtagValue(entry.etag);
     return std::optional<Wanted>(std::move(wanted));
+  }
+
+  // Whether the scan a learned job follows has read `key` in this epoch.
+  bool ReadInThisEpoch(const PrefetchJobs::Job& job, const BucketName& bucket,
+                       const ObjectKey& key) const {
+    metadata::ObjectRecord named;
+    named.bucket = bucket;
+    named.key = key;
+    const std::uint64_t key_hash = TierCaches::Ids(named).second;
+    std::lock_guard lock(mu_);
+    const PrefetchJobs::Scan* scan = ScanOf(job);
+    return scan != nullptr && scan->read.contains(key_hash);
+  }
+
+  // A learned job's scan; under mu_. nullptr for a bulk job, or when the scan was
+  // forgotten (PrefetchJobs::kMaxScans).
+  PrefetchJobs::Scan* ScanOf(const PrefetchJobs::Job& job) const {
+    auto it = job.scan.empty() ? scans_.end() : scans_.find(job.scan);
+    return it == scans_.end() ? nullptr : &it->second;
   }
 
   // Sleeps until one of the job's fetches is done.
@@ -175,17 +204,51 @@ class PrefetchRun {
     return job.info.learned && tier_caches_ != nullptr;
   }
 
-  // Whether the job may spend `size` more bytes: its budget, and for a learned job the
-  // hot tier's room (reserved when it fits).
-  bool Affordable(PrefetchJobs::Job& job, std::uint64_t size) {
+  // Whether the job may spend `size` more bytes: its budget, and for a learned job room
+  // on the hot tier, reserved, made if need be by displacing what its scan has read in
+  // this epoch. Without either, a learned job waits for its reader to read on, until the
+  // scan has been idle for idle_after (or the job is cancelled): false then.
+  asio::awaitable<bool> Afford(PrefetchJobs::Job& job, std::uint64_t size) {
     {
       std::lock_guard lock(mu_);
       const PrefetchJobInfo& info = job.info;
       if (info.budget != 0 && info.queued_bytes + size > info.budget) {
-        return false;
+        co_return false;
       }
     }
-    return !Reserves(job) || tier_caches_->ReserveRoom(size);
+    if (!Reserves(job)) {
+      co_return true;
+    }
+    for (;;) {
+      std::vector<std::uint64_t> displaceable;
+      bool idle = true;
+      {
+        std::lock_guard lock(mu_);
+        if (PrefetchJobs::Scan* scan = ScanOf(job)) {
+          displaceable.swap(scan->displaceable);
+          idle = std::chrono::steady_clock::now() - scan->last_read > idle_after_;
+        }
+        idle = idle || job.cancel;
+      }
+      const bool reserved = tier_caches_->ReserveRoom(size, &displaceable);
+      {
+        std::lock_guard lock(mu_);
+        if (PrefetchJobs::Scan* scan = ScanOf(job)) {  // what is left, then what came since
+          displaceable.insert(displaceable.end(), scan->displaceable.begin(),
+                              scan->displaceable.end());
+          scan->displaceable.swap(displaceable);
+        }
+      }
+      if (reserved) {
+        co_return true;
+      }
+      if (idle) {
+        co_return false;
+      }
+      job.wake->expires_after(kRoomPoll);
+      boost::system::error_code ec;  // a fetch done wakes it early: look again
+      co_await job.wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
   }
 
   // The whole run: lists and queues, then waits for the last fetch (also after an
@@ -231,7 +294,7 @@ class PrefetchRun {
           break;
         }
         bool local = false;
-        auto wanted = Want(*bucket, entry, local);
+        auto wanted = Want(*job, *bucket, entry, local);
         if (!wanted.ok()) {
           co_return std::move(wanted).error();
         }
@@ -243,7 +306,8 @@ class PrefetchRun {
         if (!wanted->has_value()) {
           continue;
         }
-        if (!Affordable(*job, (*wanted)->record.size)) {
+        const bool affordable = co_await Afford(*job, (*wanted)->record.size);
+        if (!affordable) {
           std::lock_guard lock(mu_);
           job->info.budget_reached = true;
           more = false;
@@ -262,7 +326,9 @@ class PrefetchRun {
   Fetcher& fetcher_;
   TierCaches* tier_caches_;
   std::mutex& mu_;
+  std::map<std::string, PrefetchJobs::Scan>& scans_;  // guarded by mu_
   const int max_outstanding_;
+  const std::chrono::milliseconds idle_after_;
 };
 
 PrefetchJobs::PrefetchJobs(const Config& config, const Clock& clock, metadata::Index& index,
@@ -301,6 +367,9 @@ Result<PrefetchJobInfo> PrefetchJobs::Launch(const BucketName& bucket, const std
   job->info.bucket = bucket.str();
   job->info.prefix = prefix;
   job->info.learned = learned;
+  if (learned) {
+    job->scan = bucket.str() + '\0' + prefix;
+  }
   job->info.budget = budget;
   job->info.started_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now().time_since_epoch())
@@ -323,7 +392,8 @@ Result<PrefetchJobInfo> PrefetchJobs::Launch(const BucketName& bucket, const std
 
 asio::awaitable<void> PrefetchJobs::RunJob(PrefetchJobs* self, std::shared_ptr<Job> job) {
   PrefetchRun runner(self->index_, self->store_, self->fetcher_, self->tier_caches_, self->mu_,
-                     2 * self->config_.prefetch.concurrency);
+                     self->scans_, 2 * self->config_.prefetch.concurrency,
+                     self->config_.prefetch.scan_window);
   auto ran = co_await runner.Run(job, self->stats_);
   std::lock_guard lock(self->mu_);
   PrefetchJobInfo& info = job->info;
@@ -397,47 +467,36 @@ bool PrefetchJobs::Running(std::uint64_t id) const {
   return it != jobs_.end() && it->second->info.state == PrefetchState::kRunning;
 }
 
-void PrefetchJobs::ObserveMiss(const BucketName& bucket, const ObjectKey& key) {
-  const PrefetchConfig& config = config_.prefetch;
-  if (!config.learned) {
-    return;
+bool PrefetchJobs::Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids,
+                          std::chrono::steady_clock::time_point now) {
+  const auto [copy_id, key_hash] = ids;
+  const bool next_epoch = scan.read.contains(key_hash);  // read again
+  if (next_epoch) {
+    followed_keys_ -= scan.read.size();
+    scan.read.clear();
+    scan.displaceable.clear();
   }
-  const std::string prefix = PrefixOf(key.str());
-  const auto now = std::chrono::steady_clock::now();
-  {
-    std::lock_guard lock(mu_);
-    const std::string id = bucket.str() + '\0' + prefix;
-    auto it = scans_.find(id);
-    if (it == scans_.end()) {
-      if (scans_.size() >= kMaxScans) {
-        scans_.clear();  // bounded: the scans under way are recognised again in a moment
-      }
-      it = scans_.emplace(id, Scan{now, {}, 0}).first;
-    }
-    Scan& scan = it->second;
-    if (scan.job != 0 && Running(scan.job)) {
-      return;  // its job runs already
-    }
-    if (scan.job != 0) {  // its job ended: watch for the scan going on past it
-      scan.job = 0;
-      scan.keys.clear();
-      scan.window_start = now;
-    }
-    if (now - scan.window_start > config.scan_window) {
-      scan.keys.clear();
-      scan.window_start = now;
-    }
-    const std::size_t hash = std::hash<std::string>{}(key.str());
-    if (std::find(scan.keys.begin(), scan.keys.end(), hash) == scan.keys.end()) {
-      scan.keys.push_back(hash);
-    }
-    if (scan.keys.size() < static_cast<std::size_t>(config.scan_threshold)) {
-      return;
-    }
-    scan.keys.clear();
-    scan.window_start = now;
+  if (followed_keys_ < kMaxFollowedKeys) {
+    scan.read.emplace(key_hash, copy_id);
+    ++followed_keys_;
+    scan.displaceable.push_back(copy_id);
   }
-  auto launched = Launch(bucket, prefix, config.budget, true);
+  scan.last_read = now;
+  return next_epoch;
+}
+
+bool PrefetchJobs::StartFollowing(Scan& scan, std::chrono::steady_clock::time_point now) {
+  if (scan.job != 0 && Running(scan.job)) {
+    return false;
+  }
+  scan.job = 0;
+  scan.keys.clear();
+  scan.window_start = now;
+  return true;
+}
+
+void PrefetchJobs::LaunchLearned(const BucketName& bucket, const std::string& prefix) {
+  auto launched = Launch(bucket, prefix, config_.prefetch.budget, true);
   if (!launched.ok()) {
     spdlog::warn("prefetch: cannot follow the scan of {}/{}: {}", bucket.str(), prefix,
                  launched.error().message);
@@ -448,6 +507,78 @@ void PrefetchJobs::ObserveMiss(const BucketName& bucket, const ObjectKey& key) {
   if (it != scans_.end()) {
     it->second.job = launched->id;
   }
+}
+
+void PrefetchJobs::ObserveRead(const metadata::ObjectRecord& record) {
+  if (!any_followed_.load(std::memory_order_relaxed)) {
+    return;
+  }
+  std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    return;
+  }
+  const std::string prefix = PrefixOf(record.key.str());
+  auto it = scans_.find(record.bucket.str() + '\0' + prefix);
+  if (it == scans_.end() || !it->second.followed) {
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  // A followed scan's next epoch gets its job at once, not after threshold misses.
+  const bool next_epoch = Follow(it->second, TierCaches::Ids(record), now);
+  if (next_epoch && config_.prefetch.learned && StartFollowing(it->second, now)) {
+    lock.unlock();
+    LaunchLearned(record.bucket, prefix);
+  }
+}
+
+void PrefetchJobs::ObserveMiss(const metadata::ObjectRecord& record) {
+  const PrefetchConfig& config = config_.prefetch;
+  if (!config.learned) {
+    return;
+  }
+  const std::string prefix = PrefixOf(record.key.str());
+  const std::string id = record.bucket.str() + '\0' + prefix;
+  const auto ids = TierCaches::Ids(record);
+  const auto now = std::chrono::steady_clock::now();
+  bool launch = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = scans_.find(id);
+    if (it == scans_.end()) {
+      if (scans_.size() >= kMaxScans) {
+        scans_.clear();  // bounded: the scans under way are recognised again in a moment
+        followed_keys_ = 0;
+      }
+      it = scans_.emplace(id, Scan{}).first;
+      it->second.window_start = now;
+    }
+    Scan& scan = it->second;
+    const bool next_epoch = scan.followed && Follow(scan, ids, now);
+    if (scan.job != 0 && !StartFollowing(scan, now)) {
+      return;  // its job runs already
+    }
+    launch = next_epoch;  // a followed scan's next epoch gets its job at once
+    if (now - scan.window_start > config.scan_window) {
+      scan.keys.clear();
+      scan.window_start = now;
+    }
+    if (std::find(scan.keys.begin(), scan.keys.end(), ids) == scan.keys.end()) {
+      scan.keys.push_back(ids);
+    }
+    if (!launch && scan.keys.size() < static_cast<std::size_t>(config.scan_threshold)) {
+      return;
+    }
+    if (!scan.followed) {  // from now on every read of the prefix counts, these too
+      scan.followed = true;
+      any_followed_ = true;
+      for (const auto& missed : scan.keys) {
+        Follow(scan, missed, now);
+      }
+    }
+    scan.keys.clear();
+    scan.window_start = now;
+  }
+  LaunchLearned(record.bucket, prefix);
 }
 
 }  // namespace strata::storage

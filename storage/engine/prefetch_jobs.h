@@ -5,9 +5,14 @@
 //   - learned: the read path reports each read-through miss (ObserveMiss); when
 //     [prefetch] scan_threshold different keys under one prefix (a key's "directory", up
 //     to its last '/') miss within scan_window, that is a scan (a training epoch), and a
-//     job fetches the rest of the prefix ahead of the reader, within [prefetch] budget and
-//     only into the hot tier's room below its high mark (TierCaches::ReserveRoom): it
-//     never displaces a copy, so it never evicts what the scan still needs.
+//     job fetches the rest of the prefix ahead of the reader, within [prefetch] budget.
+//     From then on the prefix's reads, hits too (ObserveRead), are followed: a key read
+//     again starts a new epoch. A learned job fills the hot tier's room below its high
+//     mark and, when there is none, makes room only by displacing copies the scan has
+//     read already in this epoch (TierCaches::ReserveRoom): the cache slides ahead of
+//     the reader and never evicts what the scan still needs. Out of room with nothing
+//     read to displace, the job waits for the reader; it ends once the scan has been
+//     idle for scan_window.
 //
 // A job lists the prefix upstream, a page of 1000 keys at a time, on the Fetcher's thread
 // (storage/upstream/fetcher.h). Each key without a local copy is queued on the Fetcher: an
@@ -23,6 +28,7 @@
 // scans being watched (at most kMaxScans prefixes).
 #pragma once
 
+#include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
@@ -30,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -94,27 +101,47 @@ class PrefetchJobs {
   Result<PrefetchJobInfo> Cancel(std::uint64_t id);
   std::vector<PrefetchJobInfo> List() const;  // oldest first
 
-  // A read-through miss of `key` (a GET that reached the upstream). Cheap; any thread.
-  void ObserveMiss(const BucketName& bucket, const ObjectKey& key);
+  // A GET of `record` that reached the upstream (a read-through miss). Any thread.
+  void ObserveMiss(const metadata::ObjectRecord& record);
+  // A GET of `record` served from a local copy. Never waits (a read not followed costs a
+  // copy that could have been displaced); nothing at all until a scan has been followed.
+  void ObserveRead(const metadata::ObjectRecord& record);
 
   PrefetchStats stats() const;
 
   static constexpr std::size_t kKeptJobs = 100;
   static constexpr std::size_t kMaxScans = 4096;
+  static constexpr std::size_t kMaxFollowedKeys = std::size_t{1} << 20;  // over all scans
 
  private:
   struct Job;
   struct Scan {
     std::chrono::steady_clock::time_point window_start;
-    std::vector<std::size_t> keys;  // hashes of the keys missed in the window
-    std::uint64_t job = 0;          // the learned job of this prefix, while it runs
+    // (copy id, key hash) of the keys missed in the window (TierCaches::Ids).
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> keys;
+    std::uint64_t job = 0;  // the learned job of this prefix, while it runs
+    // Once a learned job has started here, every read of the prefix is followed: the
+    // keys read in this epoch (key hash -> copy id) and the copies of those that a job
+    // may displace.
+    bool followed = false;
+    std::unordered_map<std::uint64_t, std::uint64_t> read;
+    std::vector<std::uint64_t> displaceable;
+    std::chrono::steady_clock::time_point last_read;
   };
 
   Result<PrefetchJobInfo> Launch(const BucketName& bucket, const std::string& prefix,
                                  std::uint64_t budget, bool learned);
   friend class PrefetchRun;
   static boost::asio::awaitable<void> RunJob(PrefetchJobs* self, std::shared_ptr<Job> job);
-  void Forget();                         // drops the oldest finished jobs past kKeptJobs; under mu_
+  void Forget();  // drops the oldest finished jobs past kKeptJobs; under mu_
+  // Records that the followed `scan` read the copy `ids` (TierCaches::Ids); true when it
+  // had read it already in this epoch: the next epoch begins. Under mu_.
+  bool Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids,
+              std::chrono::steady_clock::time_point now);
+  // True, the scan's miss count reset, when no learned job of the scan runs: the caller
+  // launches one (LaunchLearned, without mu_). Under mu_.
+  bool StartFollowing(Scan& scan, std::chrono::steady_clock::time_point now);
+  void LaunchLearned(const BucketName& bucket, const std::string& prefix);
   bool Running(std::uint64_t id) const;  // under mu_
 
   const Config& config_;
@@ -128,6 +155,8 @@ class PrefetchJobs {
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, std::shared_ptr<Job>> jobs_;
   std::map<std::string, Scan> scans_;  // by bucket '\0' prefix
+  std::size_t followed_keys_ = 0;      // entries of every scan's `read`
+  std::atomic<bool> any_followed_{false};
   PrefetchStats stats_;
 };
 

@@ -190,28 +190,53 @@ bool TierCaches::AdmitFill(const metadata::ObjectRecord& record) {
     }
   }
   if (wake) {
-    {
-      std::lock_guard lock(thread_mu_);
-      wake_requested_ = true;
-    }
-    wake_.notify_all();  // evict what admission displaced now, not at the next interval
+    WakePass();  // evict what admission displaced now, not at the next interval
   }
   return admit;
 }
 
-bool TierCaches::ReserveRoom(std::uint64_t bytes) {
+void TierCaches::WakePass() {
+  {
+    std::lock_guard lock(thread_mu_);
+    wake_requested_ = true;
+  }
+  wake_.notify_all();
+}
+
+std::pair<std::uint64_t, std::uint64_t> TierCaches::Ids(const metadata::ObjectRecord& record) {
+  return Hashes(record);
+}
+
+bool TierCaches::ReserveRoom(std::uint64_t bytes, std::vector<std::uint64_t>* displaceable) {
   const TierConfig* hot = config_.HotTier();
   Tier* tier = hot == nullptr ? nullptr : TierNamed(hot->name);
   if (tier == nullptr) {
     return true;
   }
-  std::lock_guard lock(tier->mu);
-  if (tier->room < static_cast<std::int64_t>(bytes)) {
-    return false;
+  const auto need = static_cast<std::int64_t>(bytes);
+  bool displaced = false;
+  bool reserved = false;
+  {
+    std::lock_guard lock(tier->mu);
+    while (tier->room < need && displaceable != nullptr && !displaceable->empty()) {
+      CacheEntry victim;
+      if (tier->policy.Take(displaceable->back(), victim)) {
+        tier->room += static_cast<std::int64_t>(victim.size);
+        tier->doomed.push_back(std::move(victim));
+        displaced = true;
+      }
+      displaceable->pop_back();
+    }
+    if (tier->room >= need) {
+      tier->room -= need;
+      tier->reserved += need;
+      reserved = true;
+    }
   }
-  tier->room -= static_cast<std::int64_t>(bytes);
-  tier->reserved += static_cast<std::int64_t>(bytes);
-  return true;
+  if (displaced) {
+    WakePass();
+  }
+  return reserved;
 }
 
 void TierCaches::ReleaseRoom(std::uint64_t bytes) {

@@ -75,11 +75,17 @@ class TierCaches {
   // holds its room as ReserveRoom does: ReleaseRoom(record.size) once it ended.
   bool AdmitFill(const metadata::ObjectRecord& record);
   // A prefetch of `bytes` onto the hot tier: true, and the room is spent, when it fits
-  // below the high mark without displacing anything (always when the hot tier has no
-  // capacity limit). The bytes stay reserved (passes leave them out of the room) until
-  // ReleaseRoom, called once the prefetch has landed in the usage counters or failed.
-  bool ReserveRoom(std::uint64_t bytes);
+  // below the high mark (always when the hot tier has no capacity limit). When the room
+  // is short, the copies named in `displaceable` (copy ids, see Ids: what a scan has read
+  // already and will not read again before its next epoch) may make it: they are taken
+  // from the back, displaced and evicted by a pass woken at once; the ids used, or not on
+  // the tier, are removed from the vector. Nothing else is ever displaced. The bytes stay
+  // reserved (passes leave them out of the room) until ReleaseRoom, called once the
+  // prefetch has landed in the usage counters or failed.
+  bool ReserveRoom(std::uint64_t bytes, std::vector<std::uint64_t>* displaceable = nullptr);
   void ReleaseRoom(std::uint64_t bytes);
+  // The policy's names for a version: its copy id and its key's hash (bucket and key).
+  static std::pair<std::uint64_t, std::uint64_t> Ids(const metadata::ObjectRecord& record);
   // A read served from a local copy of `record`.
   void OnRead(const metadata::ObjectRecord& record);
   // `record` has (now) a copy on a local tier.
@@ -108,6 +114,7 @@ class TierCaches {
   Outcome Evict(const Tier& tier, const CacheEntry& entry, std::uint64_t& freed);
   void PassOver(Tier& tier, std::int64_t used);
   bool Stopping() const;
+  void WakePass();  // a pass now, for copies doomed since the last one
   void Loop();
 
   const Config& config_;

@@ -50,6 +50,12 @@ TEST(CachePolicyTest, LruOrderHitsAndErase) {
   EXPECT_EQ(coldest.ref, "r2");
   policy.Insert({3, 3, 25, "r3"});  // refreshed: new size, most recent
   EXPECT_EQ(policy.bytes(), 35u);
+  policy.Insert({4, 4, 5, "r4"});
+  CacheEntry taken;
+  ASSERT_TRUE(policy.Take(4, taken));
+  EXPECT_EQ(taken.ref, "r4");
+  EXPECT_FALSE(policy.Take(4, taken));  // gone
+  EXPECT_EQ(policy.bytes(), 35u);
   policy.Erase(1);
   policy.Erase(99);  // unknown: nothing
   EXPECT_EQ(policy.size(), 1u);

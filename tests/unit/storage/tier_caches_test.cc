@@ -430,6 +430,32 @@ TEST_F(TierCachesTest, ReserveRoomSpendsOnlyTheRoomBelowTheHighMark) {
   EXPECT_EQ(Stats().refused, 1u);
 }
 
+// A learned prefetch out of room displaces only the copies it names (those its scan has
+// read in this epoch), never any other: the ids it used leave the vector, unknown ones
+// are dropped, and the next pass evicts the displaced copies.
+TEST_F(TierCachesTest, ReserveRoomDisplacesOnlyTheNamedCopies) {
+  const auto records = Fill(15, /*pushed=*/true);  // 960 KiB: no room for another object
+  ASSERT_FALSE(HasFailure());
+  ASSERT_NO_FATAL_FAILURE(Pass());
+  const auto object = static_cast<std::uint64_t>(kObject);
+  ASSERT_FALSE(caches_->ReserveRoom(object));
+  std::vector<std::uint64_t> none;
+  EXPECT_FALSE(caches_->ReserveRoom(object, &none));
+  metadata::ObjectRecord unknown = records[0];
+  unknown.key = ObjectKey("never-written");
+  std::vector<std::uint64_t> read = {TierCaches::Ids(records[3]).first,
+                                     TierCaches::Ids(records[7]).first,
+                                     TierCaches::Ids(unknown).first};
+  EXPECT_TRUE(caches_->ReserveRoom(object, &read));  // the unknown id, then records[7]
+  EXPECT_EQ(read, std::vector<std::uint64_t>{TierCaches::Ids(records[3]).first});
+  ASSERT_NO_FATAL_FAILURE(Pass());
+  EXPECT_EQ(Stats().evictions, 1u);
+  for (int i = 0; i < 15; ++i) {
+    EXPECT_EQ(Local(Key(i)), i != 7) << Key(i);
+  }
+  caches_->ReleaseRoom(object);
+}
+
 // A hot tier without a capacity has no limit: every reservation and every fill fits.
 TEST_F(TierCachesTest, ReserveRoomIsUnlimitedWithoutACapacity) {
   Config unlimited = config_;
