@@ -16,6 +16,8 @@ import tempfile
 import time
 
 STRATA = os.environ["STRATA_BIN"]
+DELAY_PROXY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                           "bench", "delay_proxy.py")
 BENCH = os.environ["STRATA_BENCH_BIN"]
 LOAD_FIELDS = {"requests", "errors", "bytes", "seconds", "req_per_s", "mb_per_s", "p50_ms",
                "p99_ms", "max_ms", "ttfb_p50_ms", "ttfb_p99_ms", "first_error"}
@@ -36,6 +38,18 @@ def bench(*args, expect_rc=0):
 def bench_json(*args, expect_rc=0):
     out = json.loads(bench(*args, expect_rc=expect_rc).strip().splitlines()[-1])
     return out
+
+
+def wait_for_port(port, proc, timeout=60):
+    deadline = time.time() + timeout
+    while True:
+        assert proc.poll() is None, f"{proc.args[0]} exited at start"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            assert time.time() < deadline, f"{proc.args[0]} did not start"
+            time.sleep(0.1)
 
 
 def main():
@@ -63,15 +77,7 @@ STANDARD = "hot"
 """)
     server = subprocess.Popen([STRATA, "--config", conf], cwd=work)
     try:
-        deadline = time.time() + 60
-        while True:
-            assert server.poll() is None, "strata exited at start"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.time() < deadline, "strata did not start"
-                time.sleep(0.1)
+        wait_for_port(port, server)
 
         bench("request", "--endpoint", url, "--method", "PUT", "--path", "/smoke")
         keys = ["--bucket", "smoke", "--key-prefix", "s/k", "--count", 8]
@@ -127,6 +133,31 @@ STANDARD = "hot"
         assert 0 < cache["epoch_hit_ratio"] <= 0.25 and 0 <= cache["epoch_hit_ratio_lru"] < 0.25
         assert 0 < cache["zipf_hit_ratio"] < 1 and 0 < cache["zipf_hit_ratio_lru"] < 1, cache
         bench("cache", "--fraction", 1.5, expect_rc=2)
+
+        # The epoch workload: every key once per epoch; no capacity here, so no misses count.
+        ep = bench_json("epoch", "--endpoint", url, "--readers", 2, "--batch", 2, "--epochs", 2,
+                        "--compute-ms", 5, "--misses", *keys)
+        assert len(ep["epochs"]) == 2, ep
+        for e in ep["epochs"]:
+            assert e["requests"] == 8 and e["errors"] == 0 and e["misses"] == -1, ep
+            assert 0 < e["utilisation"] <= 1.05 and e["mb_per_s"] > 0, ep
+        bench_json("epoch", "--endpoint", url, "--readers", 2, "--epochs", 1, "--bucket", "smoke",
+                   "--key-prefix", "missing/", "--count", 2, expect_rc=1)
+        # Through the delay proxy each GET waits 20 ms: 8 GETs in sequence take >= 160 ms.
+        proxy_port = free_port()
+        proxy = subprocess.Popen([sys.executable, DELAY_PROXY, "--listen",
+                                  f"127.0.0.1:{proxy_port}", "--upstream", f"127.0.0.1:{port}",
+                                  "--delay-ms", "20"])
+        try:
+            wait_for_port(proxy_port, proxy)
+            slow = bench_json("epoch", "--endpoint", f"http://127.0.0.1:{proxy_port}",
+                              "--readers", 1, "--batch", 1, "--epochs", 1, "--compute-ms", 0,
+                              *keys)
+            assert slow["epochs"][0]["requests"] == 8, slow
+            assert slow["epochs"][0]["seconds"] >= 0.16, slow
+        finally:
+            proxy.terminate()
+            proxy.wait(10)
     finally:
         server.terminate()
         try:

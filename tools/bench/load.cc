@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -314,6 +315,26 @@ asio::awaitable<Outcome> Multipart(Shared& s, ThreadStats& st, Conn& c, const st
   co_return o;
 }
 
+// Opens `c` when it is not open; false (an error counted, 10 ms waited) when it cannot.
+asio::awaitable<bool> EnsureConnected(Shared& s, ThreadStats& st, Conn& c) {
+  if (c.connected) {
+    co_return true;
+  }
+  auto ex = co_await asio::this_coro::executor;
+  c.socket = tcp::socket(ex);
+  c.buffer.clear();
+  auto [ec] = co_await c.socket.async_connect(s.target, kTuple);
+  if (ec) {
+    st.Error("connect: " + ec.message());
+    asio::steady_timer timer(ex, std::chrono::milliseconds(10));
+    co_await timer.async_wait(kTuple);
+    co_return false;
+  }
+  c.socket.set_option(tcp::no_delay(true));
+  c.connected = true;
+  co_return true;
+}
+
 asio::awaitable<void> RunConnection(Shared& s, ThreadStats& st, int id) {
   auto ex = co_await asio::this_coro::executor;
   Conn c(ex);
@@ -338,18 +359,9 @@ asio::awaitable<void> RunConnection(Shared& s, ThreadStats& st, int id) {
         path += "-w";
       }
     }
-    if (!c.connected) {
-      c.socket = tcp::socket(ex);
-      c.buffer.clear();
-      auto [ec] = co_await c.socket.async_connect(s.target, kTuple);
-      if (ec) {
-        st.Error("connect: " + ec.message());
-        asio::steady_timer timer(ex, std::chrono::milliseconds(10));
-        co_await timer.async_wait(kTuple);
-        continue;
-      }
-      c.socket.set_option(tcp::no_delay(true));
-      c.connected = true;
+    const bool connected = co_await EnsureConnected(s, st, c);
+    if (!connected) {
+      continue;
     }
     auto t0 = SteadyClock::now();
     // Not a conditional expression with co_await in both arms: GCC 12 miscompiles those
@@ -674,6 +686,48 @@ int SendOne(const Endpoint& endpoint, const std::string& method, const std::stri
   asio::co_spawn(ioc, exchange(), asio::detached);
   ioc.run();
   return status;
+}
+
+struct Connections::State {
+  Shared shared;
+  std::vector<std::unique_ptr<Conn>> conns;
+  ThreadStats stats;  // the connections' coroutines share one thread
+};
+
+Connections::Connections(const Endpoint& endpoint, int count) : state_(std::make_unique<State>()) {
+  Prepare(state_->shared, endpoint);
+  state_->shared.opt.payload_sha256 = false;
+  state_->shared.measure_from = SteadyClock::now();
+  state_->conns.resize(static_cast<std::size_t>(count));
+}
+
+Connections::~Connections() = default;
+
+asio::awaitable<Connections::Answer> Connections::Get(int conn, std::string path, std::string query,
+                                                      bool keep_body) {
+  Answer answer;
+  auto& slot = state_->conns.at(static_cast<std::size_t>(conn));
+  if (!slot) {
+    slot = std::make_unique<Conn>(co_await asio::this_coro::executor);
+  }
+  Conn& c = *slot;
+  const bool connected = co_await EnsureConnected(state_->shared, state_->stats, c);
+  if (!connected) {
+    answer.error = state_->stats.first_error;
+    co_return answer;
+  }
+  const std::uint64_t before = state_->stats.bytes;
+  Outcome o = co_await Exchange(state_->shared, state_->stats, c, "GET", path, query, 0, nullptr,
+                                keep_body ? &answer.body : nullptr);
+  answer.bytes = state_->stats.bytes - before;
+  if (!o.transport_ok || !o.keep_alive) {
+    boost::system::error_code ignored;
+    c.socket.close(ignored);
+    c.connected = false;
+  }
+  answer.status = o.transport_ok ? o.status : 0;
+  answer.error = o.error;
+  co_return answer;
 }
 
 }  // namespace strata::bench

@@ -6,7 +6,9 @@
 // Only loopback endpoints are accepted: this is a benchmark, not a load-testing tool.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +77,29 @@ struct LoadResult {
 };
 
 LoadResult RunLoad(const Endpoint& endpoint, const LoadOptions& options);
+
+// Keep-alive connections for a workload that decides its own requests (the epoch
+// workload, tools/bench/epoch.h), on the executor of the coroutine that first uses each.
+class Connections {
+ public:
+  Connections(const Endpoint& endpoint, int count);
+  ~Connections();
+  Connections(const Connections&) = delete;
+  Connections& operator=(const Connections&) = delete;
+
+  struct Answer {
+    int status = 0;  // 0: no answer (the error says why)
+    std::uint64_t bytes = 0;
+    std::string body;  // kept only when asked for
+    std::string error;
+  };
+  // A GET of the raw path (and query) on connection `conn`, signed as the endpoint says.
+  boost::asio::awaitable<Answer> Get(int conn, std::string path, std::string query, bool keep_body);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 struct ListOptions {
   std::string bucket = "bench";

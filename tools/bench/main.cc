@@ -10,6 +10,8 @@
 //   strata-bench lifecycle [--objects 10000] [--due 1000] [--dir D]  (a pass's cost vs size)
 //   strata-bench cache [--objects 100000] [--fraction 0.3] [--epochs 4] [--zipf 0.9]
 //                      [--zipf-reads 2000000] [--zipf-fraction 0.05]  (eviction policy vs LRU)
+//   strata-bench epoch --endpoint URL [key options] [--readers 8] [--batch 8] [--epochs 3]
+//                      [--compute-ms 20] [--seed 1] [--misses]  (training reads; epoch.h)
 //
 // Key options: --bucket B --key-prefix P --first N --count N --step N
 //   [--suffixes N --suffix-first N] (see KeySet in load.h)
@@ -31,6 +33,7 @@
 #include "auth/signer.h"
 #include "common/text.h"
 #include "tools/bench/cache_sim.h"
+#include "tools/bench/epoch.h"
 #include "tools/bench/lifecycle_lag.h"
 #include "tools/bench/load.h"
 #include "tools/bench/micro.h"
@@ -43,8 +46,8 @@ int Usage(const char* why) {
   std::fprintf(
       stderr,
       "strata-bench: %s\n"
-      "usage: strata-bench load|populate|list|request|presign|crc|sigv4|lifecycle|cache [--option "
-      "value]...\n"
+      "usage: strata-bench load|populate|list|request|presign|crc|sigv4|lifecycle|cache|epoch "
+      "[--option value]...\n"
       "       (see the comment at the top of tools/bench/main.cc, or "
       "tools/bench/README.md)\n",
       why);
@@ -55,7 +58,8 @@ int Usage(const char* why) {
 class Args {
  public:
   bool Parse(int argc, char** argv, int from, std::string& error) {
-    static const char* kFlags[] = {"--random", "--plain", "--unsigned-payload", "--mix-overwrite"};
+    static const char* kFlags[] = {"--random", "--plain", "--unsigned-payload", "--mix-overwrite",
+                                   "--misses"};
     for (int i = from; i < argc; ++i) {
       std::string name = argv[i];
       if (name.rfind("--", 0) != 0) {
@@ -352,6 +356,49 @@ int Cache(Args& args) {
   return Emit(args, json, false);
 }
 
+int Epoch(Args& args) {
+  auto ep = GetEndpoint(args);
+  if (!ep) {
+    return 2;
+  }
+  strata::bench::EpochOptions o;
+  o.keys = Keys(args);
+  o.readers = static_cast<int>(args.U64("readers", 8));
+  o.batch = static_cast<int>(args.U64("batch", 8));
+  o.epochs = static_cast<int>(args.U64("epochs", 3));
+  o.compute_ms = args.Num("compute-ms", 20);
+  o.seed = args.U64("seed", 1);
+  o.count_misses = args.Has("misses");
+  if (std::string unused = args.Unused(); !unused.empty()) {
+    return Usage(("unknown option " + unused).c_str());
+  }
+  if (o.readers < 1 || o.batch < 1 || o.epochs < 1 || o.compute_ms < 0) {
+    return Usage("epoch needs --readers, --batch and --epochs >= 1 and --compute-ms >= 0");
+  }
+  const auto results = strata::bench::RunEpochs(*ep, o);
+  std::string json = "{\"mode\":\"epoch\",\"keys\":" + std::to_string(o.keys.Size()) +
+                     ",\"readers\":" + std::to_string(o.readers) +
+                     ",\"batch\":" + std::to_string(o.batch) +
+                     ",\"compute_ms\":" + Fmt("%.1f", o.compute_ms) + ",\"epochs\":[";
+  bool failed = results.empty();
+  for (std::size_t e = 0; e < results.size(); ++e) {
+    const auto& r = results[e];
+    failed = failed || r.errors > 0;
+    if (r.errors > 0) {
+      std::fprintf(stderr, "strata-bench: epoch %zu: %" PRIu64 " errors; first: %s\n", e + 1,
+                   r.errors, r.first_error.c_str());
+    }
+    json += std::string(e == 0 ? "" : ",") + "{\"seconds\":" + Fmt("%.3f", r.seconds) +
+            ",\"utilisation\":" + Fmt("%.4f", r.utilisation) +
+            ",\"requests\":" + std::to_string(r.requests) +
+            ",\"errors\":" + std::to_string(r.errors) +
+            ",\"mb_per_s\":" + Fmt("%.1f", static_cast<double>(r.bytes) / r.seconds / 1e6) +
+            ",\"misses\":" + std::to_string(r.misses) + "}";
+  }
+  json += "]}";
+  return Emit(args, json, failed);
+}
+
 int SigV4(Args& args) {
   double seconds = args.Num("duration", 2);
   if (std::string unused = args.Unused(); !unused.empty()) {
@@ -405,6 +452,9 @@ int main(int argc, char** argv) {
   }
   if (mode == "sigv4") {
     return SigV4(args);
+  }
+  if (mode == "epoch") {
+    return Epoch(args);
   }
   return Usage(("unknown mode " + mode).c_str());
 }

@@ -24,6 +24,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.dirname(os.path.abspath(__file__))
+KIB = 1 << 10
 MIB = 1 << 20
 ACCESS, SECRET, REGION = "strata", "strata-secret-key", "us-east-1"
 
@@ -75,12 +76,18 @@ class Profile:
         self.lc_large = 100000 if quick else 1000000
         self.lc_due = 1000                         # versions due at the measured pass
         self.cache_objects = 20000 if quick else 100000  # eviction policy replay
+        # The epoch workload: objects x size in the upstream, compute per batch of 8.
+        self.epoch_objects = 200 if quick else 1000
+        self.epoch_size = 64 * KIB if quick else 256 * KIB
+        self.epoch_compute_ms = 100 if quick else 200
 
 
 class Bench:
     def __init__(self, args):
         self.args = args
         self.p = Profile(args.quick)
+        if args.epoch_compute_ms:
+            self.p.epoch_compute_ms = args.epoch_compute_ms
         self.bin = os.path.abspath(args.bin_dir)
         self.procs = {}
         self.results = []   # table rows
@@ -111,7 +118,7 @@ class Bench:
         for name in list(self.procs):
             self.stop(name)
 
-    def strata_config(self, fsync, name="strata", port=None, extra=""):
+    def strata_config(self, fsync, name="strata", port=None, extra="", hot=""):
         path = os.path.join(self.work, f"{name}-fsync-{str(fsync).lower()}.toml")
         data = os.path.join(self.work, name)
         with open(path, "w") as f:
@@ -134,7 +141,7 @@ admin = true
 name = "hot"
 kind = "local"
 path = "{data}/hot"
-
+{hot}
 [storage_classes]
 STANDARD = "hot"
 {extra}""")
@@ -433,6 +440,65 @@ region = "{REGION}"
         self.stop("front")
         self.stop("upstream")
 
+    def epoch_workload(self):
+        """Training reads (the epoch workload): a dataset only the upstream has, each
+        request to it delayed 5 ms by tools/bench/delay_proxy.py, a hot tier that holds
+        40% of it, 8 readers taking a new shuffled order each epoch and a fixed compute
+        time per batch of 8 (strata-bench epoch): utilisation and hit ratio per epoch, with
+        learned prefetch on and off, the same generator on both sides."""
+        p = self.p
+        n, size = p.epoch_objects, p.epoch_size
+        up_port, proxy_port = free_port(), free_port()
+        up_url = f"http://127.0.0.1:{up_port}"
+        self.spawn_strata("epoch-upstream",
+                          self.strata_config(True, "epoch-upstream", up_port), up_port)
+        proxy = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "delay_proxy.py"), "--listen",
+             f"127.0.0.1:{proxy_port}", "--upstream", f"127.0.0.1:{up_port}", "--delay-ms", "5"])
+        self.procs["delay-proxy"] = proxy
+        wait_port(proxy_port, proxy)
+        keys = ["--bucket", "dataset", "--key-prefix", "train/k", "--count", n]
+        self.bench("request", "--method", "PUT", "--path", "/dataset", url=up_url)
+        self.bench("populate", "--size", size, "--connections", 4, *keys, url=up_url)
+        capacity = int(n * size * 0.40 / 0.95)  # the high mark holds 40% of the dataset
+        cold = f"""
+[[tiers]]
+name = "cold"
+kind = "s3"
+endpoint = "http://127.0.0.1:{proxy_port}"
+access_key = "{ACCESS}"
+secret_key = "{SECRET}"
+region = "{REGION}"
+"""
+        runs = {}
+        for mode in ("on", "off"):
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            name = f"epoch-prefetch-{mode}"
+            prefetch = f"\n[prefetch]\nlearned = {'true' if mode == 'on' else 'false'}\n" \
+                       "concurrency = 16\n"
+            self.spawn_strata(name, self.strata_config(True, name, port, cold + prefetch,
+                                                       hot=f"capacity = {capacity}\n"), port)
+            self.bench("request", "--method", "HEAD", "--path", "/dataset", url=url)
+            log(f"epoch workload, prefetch {mode}")
+            runs[mode] = self.bench("epoch", "--readers", 8, "--batch", 8, "--epochs", 3,
+                                    "--compute-ms", p.epoch_compute_ms, "--misses", *keys,
+                                    url=url)
+            self.stop(name)
+        self.stop("delay-proxy")
+        self.stop("epoch-upstream")
+        self.raw["epoch"] = runs
+        for e, (on, off) in enumerate(zip(runs["on"]["epochs"], runs["off"]["epochs"]), 1):
+            def describe(r):
+                hits = 1 - r["misses"] / n if r["misses"] >= 0 else float("nan")
+                return f"{r['utilisation']:.1%} busy, {hits:.0%} hits, {r['seconds']:.1f} s"
+            speedup = self.ratio(off["seconds"], on["seconds"])
+            met = None if e == 1 else on["utilisation"] >= 0.95 and speedup >= 3
+            self.row(f"epoch {e}: {n} x {size // KIB} KiB behind a 5 ms upstream, hot tier "
+                     f"40% of it, 8 readers, {p.epoch_compute_ms} ms compute per batch of 8",
+                     describe(on) + " (prefetch on)", describe(off) + " (prefetch off)",
+                     round(speedup, 3), "report" if e == 1 else ">= 95% busy, >= 3x", met)
+
     def memory(self):
         pid = self.strata_pid()
         # Writing 5 to clear_refs resets VmHWM, so the peak is this workload's alone.
@@ -601,9 +667,19 @@ region = "{REGION}"
 
     # ---- main ---------------------------------------------------------------------------
 
+    # Workloads that start what they need themselves, for --only.
+    STANDALONE = {"cold": "cold_tier", "lifecycle": "lifecycle_lag",
+                  "eviction": "eviction_policy", "epoch": "epoch_workload"}
+
     def run(self):
         started = time.time()
         self.profile_text = ""
+        if self.args.only:
+            for name in self.args.only.split(","):
+                getattr(self, self.STANDALONE[name])()
+            self.stop_all()
+            self.elapsed = time.time() - started
+            return self.report()
         self.micro()
         self.disk_baselines()
         self.start_nginx()
@@ -616,6 +692,7 @@ region = "{REGION}"
         self.index_scale()
         self.lifecycle_lag()
         self.eviction_policy()
+        self.epoch_workload()
         self.stop_all()
         self.elapsed = time.time() - started
         return self.report()
@@ -684,7 +761,14 @@ def main():
     ap.add_argument("--profile", action="store_true",
                     help="perf-record strata during hot GET 4 KiB and add the top functions")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--epoch-compute-ms", type=int, default=0,
+                    help="the epoch workload's compute time per batch (default 200; 100 quick)")
+    ap.add_argument("--only", metavar="NAME[,NAME]",
+                    help="run only these standalone workloads: " + ", ".join(Bench.STANDALONE))
     args = ap.parse_args()
+    unknown = [n for n in (args.only or "").split(",") if n and n not in Bench.STANDALONE]
+    if unknown:
+        ap.error(f"--only: unknown workload {', '.join(unknown)}")
     bench = Bench(args)
 
     def on_signal(signum, frame):
