@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <map>
@@ -172,8 +174,8 @@ asio::awaitable<Result<void>> StreamFromUpstream(
 // Commits the filled bytes, when they are what the upstream described: as the key's new
 // clean cached copy, or (`restore`) as the evicted version's local copy again. Returns
 // whether they were committed.
-asio::awaitable<bool> CommitFill(RequestContext& ctx, std::unique_ptr<storage::PendingWrite> fill,
-                                 metadata::ObjectRecord record, const std::string& upstream_etag,
+asio::awaitable<bool> CommitFill(Services& services, std::unique_ptr<storage::PendingWrite> fill,
+                                 metadata::ObjectRecord record, std::string upstream_etag,
                                  bool restore) {
   if (fill->size() != record.size) {
     spdlog::warn("read-through: {} arrived with {} bytes, upstream said {}: not cached",
@@ -186,23 +188,23 @@ asio::awaitable<bool> CommitFill(RequestContext& ctx, std::unique_ptr<storage::P
                   record.key.str(), record.etag);
     co_return false;
   }
-  auto& store = ctx.services.store;
+  auto& store = services.store;
   const std::string id = CopyId(record);
+  const std::string key = record.key.str();
   const std::string& etag = upstream_etag;
   if (restore) {
-    auto restored = co_await Offload(ctx.services.blocking_pool, [&] {
-      return store.RestoreLocalCopy(std::move(fill), record);
-    });
+    auto restored = co_await Offload(
+        services.blocking_pool, [&] { return store.RestoreLocalCopy(std::move(fill), record); });
     if (restored.ok() && *restored) {
       validations.Mark(id, etag);
       co_return true;
     }
     if (!restored.ok()) {
-      spdlog::warn("read-through: cannot restore {}: {}", ctx.target.key, restored.error().message);
+      spdlog::warn("read-through: cannot restore {}: {}", key, restored.error().message);
     }
     co_return false;
   }
-  auto committed = co_await Offload(ctx.services.blocking_pool, [&] {
+  auto committed = co_await Offload(services.blocking_pool, [&] {
     return store.CommitCachedCopy(std::move(fill), std::move(record));
   });
   if (committed.ok()) {
@@ -210,7 +212,7 @@ asio::awaitable<bool> CommitFill(RequestContext& ctx, std::unique_ptr<storage::P
     co_return true;
   }
   if (committed.error().code != ErrorCode::kPreconditionFailed) {
-    spdlog::warn("read-through: cannot cache {}: {}", ctx.target.key, committed.error().message);
+    spdlog::warn("read-through: cannot cache {}: {}", key, committed.error().message);
   }
   co_return false;
 }
@@ -432,8 +434,8 @@ bool WholeObjectGet(const RequestContext& ctx) {
 
 // For a whole-object GET: true when another GET of the key is fetching it already; this
 // one has then waited for that fetch to end.
-asio::awaitable<bool> WaitForLeader(std::optional<FlightSeat>& seat, std::string id) {
-  seat.emplace(std::move(id));
+asio::awaitable<bool> WaitForLeader(std::shared_ptr<FlightSeat>& seat, std::string id) {
+  seat = std::make_shared<FlightSeat>(std::move(id));
   if (seat->leader()) {
     co_return false;
   }
@@ -453,8 +455,12 @@ struct RoomHeld {
   RoomHeld(storage::TierCaches* held_on, std::uint64_t size) : caches(held_on), bytes(size) {}
   storage::TierCaches* caches = nullptr;
   std::uint64_t bytes = 0;
+  RoomHeld(RoomHeld&& other) noexcept : caches(other.caches), bytes(other.bytes) {
+    other.caches = nullptr;
+  }
   RoomHeld(const RoomHeld&) = delete;
   RoomHeld& operator=(const RoomHeld&) = delete;
+  RoomHeld& operator=(RoomHeld&&) = delete;
   ~RoomHeld() {
     if (caches != nullptr) {
       caches->ReleaseRoom(bytes);
@@ -469,11 +475,27 @@ void ObserveMiss(RequestContext& ctx, const metadata::ObjectRecord& record) {
   }
 }
 
+// Commits a fill after its GET was answered, so the connection's next request does not
+// wait for the fsync: the flight (`seat`) stays taken until the copy has landed, so a GET
+// of the key meanwhile waits for the copy rather than fetching it again, and the hot
+// tier's room stays held. Abandoned (the bytes removed) when the server stops first.
+asio::awaitable<void> CommitInBackground(Services& services,
+                                         std::unique_ptr<storage::PendingWrite> fill,
+                                         metadata::ObjectRecord record, std::string upstream_etag,
+                                         bool restore,
+                                         [[maybe_unused]] std::shared_ptr<FlightSeat> seat,
+                                         [[maybe_unused]] RoomHeld room) {
+  co_await CommitFill(services, std::move(fill), std::move(record), std::move(upstream_etag),
+                      restore);
+}
+
 // Answers a GET or HEAD of `record` from the upstream's copy at `upstream`:
 // conditions, range, header, then the body streamed; a whole-object GET also fills the
-// hot tier (a new cached copy, or the restored local copy of an evicted version).
+// hot tier (a new cached copy, or the restored local copy of an evicted version),
+// committed once the answer is out. `seat` is the GET's flight, held until then.
 HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord record,
-                                metadata::UpstreamLocation upstream, Fill fill_kind) {
+                                metadata::UpstreamLocation upstream, Fill fill_kind,
+                                std::shared_ptr<FlightSeat> seat) {
   const metadata::BucketRecord& bucket = *ctx.bucket;
   auto answered = co_await AnswerUnreadable(ctx, record);
   if (answered) {
@@ -510,7 +532,7 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   // displace (storage/engine/cache_policy.h); otherwise the bytes just stream through.
   const bool admitted = WholeObjectGet(ctx) && (ctx.services.tier_caches == nullptr ||
                                                 ctx.services.tier_caches->AdmitFill(record));
-  const RoomHeld room(admitted ? ctx.services.tier_caches : nullptr, record.size);
+  RoomHeld room(admitted ? ctx.services.tier_caches : nullptr, record.size);
   if (admitted) {
     auto begun = ctx.services.store.BeginWrite(bucket.name, {});
     if (begun.ok()) {
@@ -529,8 +551,12 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
     }
   }
   if (fill_ok) {
-    co_await CommitFill(ctx, std::move(fill), std::move(record), upstream.etag,
-                        fill_kind == Fill::kRestore);
+    auto executor = co_await asio::this_coro::executor;
+    asio::co_spawn(executor,
+                   CommitInBackground(ctx.services, std::move(fill), std::move(record),
+                                      std::move(upstream.etag), fill_kind == Fill::kRestore,
+                                      std::move(seat), std::move(room)),
+                   asio::detached);
   }
   co_return Ok();
 }
@@ -572,7 +598,7 @@ HandlerResult ReadThrough(RequestContext& ctx) {
   if (!visible.ok()) {
     co_return visible.error();
   }
-  std::optional<FlightSeat> seat;
+  std::shared_ptr<FlightSeat> seat;
   if (WholeObjectGet(ctx)) {
     const bool waited = co_await WaitForLeader(seat, bucket.name.str() + '\0' + key.str());
     if (waited) {
@@ -590,7 +616,7 @@ HandlerResult ReadThrough(RequestContext& ctx) {
   }
   ObserveMiss(ctx, record);
   co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
-                                       Fill::kNewCopy);
+                                       Fill::kNewCopy, std::move(seat));
 }
 
 bool RestoreRequired(const Config& config, const metadata::BucketRecord& bucket,
@@ -612,7 +638,7 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
   if (!location.ok()) {
     co_return location.error();
   }
-  std::optional<FlightSeat> seat;
+  std::shared_ptr<FlightSeat> seat;
   if (WholeObjectGet(ctx)) {
     const bool waited = co_await WaitForLeader(seat, CopyId(record));
     if (waited) {
@@ -621,7 +647,7 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
   }
   ObserveMiss(ctx, record);
   co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
-                                       Fill::kRestore);
+                                       Fill::kRestore, std::move(seat));
 }
 
 asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
@@ -661,8 +687,8 @@ asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
     }
   }
   const VersionId version = record.version_id;
-  const bool committed =
-      co_await CommitFill(ctx, std::move(fill), std::move(record), location->etag, restore);
+  const bool committed = co_await CommitFill(ctx.services, std::move(fill), std::move(record),
+                                             location->etag, restore);
   if (!committed) {
     co_return Error(ErrorCode::kUnavailable,
                     "the object changed while strata fetched it from the upstream", true);
