@@ -309,7 +309,7 @@ class PrefetchRun {
         const bool affordable = co_await Afford(*job, (*wanted)->record.size);
         if (!affordable) {
           std::lock_guard lock(mu_);
-          job->info.budget_reached = true;
+          job->info.budget_reached = !job->cancel;
           more = false;
           break;
         }

@@ -24,8 +24,9 @@
 // next object would pass the budget (or, learned, the room), or it is cancelled (fetches
 // already queued finish).
 //
-// Thread-safe. Memory: the jobs of the last hour (at most kKeptJobs finished ones) and the
-// scans being watched (at most kMaxScans prefixes).
+// Thread-safe. Memory: the running jobs and the last kKeptJobs finished ones, the scans
+// being watched (at most kMaxScans prefixes) and the keys followed scans have read in
+// their current epoch (at most kMaxFollowedKeys over all, about 40 bytes each).
 #pragma once
 
 #include <atomic>
@@ -70,7 +71,8 @@ struct PrefetchJobInfo {
   std::uint64_t fetched_bytes = 0;
   std::uint64_t skipped = 0;  // queued, then found local or changed
   std::uint64_t failed = 0;
-  bool budget_reached = false;  // stopped before the end of the listing
+  // Stopped before the end of the listing: the budget, or (learned) the room ran out.
+  bool budget_reached = false;
   std::string error;            // kFailed: why
   std::int64_t started_ms = 0;  // wall time
   std::int64_t ended_ms = 0;    // 0 while running
