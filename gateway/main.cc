@@ -31,6 +31,12 @@ int Usage(int code) {
   return code;
 }
 
+// Threads of the pool that runs blocking calls (fsyncs, synced index writes). They wait on
+// the device, not the CPU, and a device keeps many syncs in flight at once (the journal
+// commits them together): with 4 threads, 64 connections' PUTs queued behind 4 fsyncs at a
+// time. As wide as the concurrent writes a host sees; idle threads cost only their stacks.
+constexpr int kBlockingThreads = 64;
+
 int Fail(const std::string& message) {
   std::fprintf(stderr, "strata: %s\n", message.c_str());
   return 1;
@@ -93,7 +99,7 @@ int main(int argc, char** argv) {
   gateway::IndexCredentialStore credentials(*config, **index);
   auth::Verifier verifier(credentials, clock,
                           auth::VerifierOptions{.region = config->server.region});
-  boost::asio::thread_pool blocking_pool(4);
+  boost::asio::thread_pool blocking_pool(kBlockingThreads);
   gateway::Services services{*config, clock, **index, **store, verifier, blocking_pool};
 
   // The cold tier: an upstream S3 store, and the worker writing the queue back to it.

@@ -106,13 +106,17 @@ void UniqueFd::Reset() {
   }
 }
 
-LocalTempFile::LocalTempFile(const LocalTier& tier, std::string id, UniqueFd fd)
-    : tier_(tier), id_(std::move(id)), path_(tier.TempPath(id_)), fd_(std::move(fd)) {}
+LocalTempFile::LocalTempFile(const LocalTier& tier, std::string id, UniqueFd fd, bool named)
+    : tier_(tier),
+      id_(std::move(id)),
+      path_(named ? tier.TempPath(id_) : tier.root() + "/data (unnamed " + id_ + ")"),
+      named_(named),
+      fd_(std::move(fd)) {}
 
 LocalTempFile::~LocalTempFile() {
   async_.Reset();
-  fd_.Reset();
-  if (!promoted_) {
+  fd_.Reset();  // an unnamed file's last reference: its bytes are freed with it
+  if (named_ && !promoted_) {
     ::unlink(path_.c_str());
   }
 }
@@ -133,7 +137,23 @@ Result<void> LocalTempFile::Append(std::string_view data) {
     crcs_.Update(data.substr(0, static_cast<std::size_t>(n)));
     data.remove_prefix(static_cast<std::size_t>(n));
   }
+  StartWriteback();
   return Ok();
+}
+
+void LocalTempFile::StartWriteback() {
+  // Bytes a large write leaves to the kernel would otherwise all go to the disk in the
+  // promotion fsync, after the last byte arrived; started as they come, the disk writes
+  // while the network receives. SYNC_FILE_RANGE_WRITE only queues the writes (it waits
+  // only when the device's queue is full); durability still comes from the fsync, so a
+  // failure here is left for it to report.
+  constexpr std::uint64_t kWritebackStep = 8u << 20;
+  if (!tier_.fsync() || size_ - writeback_started_ < kWritebackStep) {
+    return;
+  }
+  ::sync_file_range(fd_.get(), static_cast<off_t>(writeback_started_),
+                    static_cast<off_t>(size_ - writeback_started_), SYNC_FILE_RANGE_WRITE);
+  writeback_started_ = size_;
 }
 
 boost::asio::awaitable<Result<void>> LocalTempFile::AppendAsync(std::string_view data) {
@@ -146,13 +166,18 @@ boost::asio::awaitable<Result<void>> LocalTempFile::AppendAsync(std::string_view
   }
   size_ += data.size();
   crcs_.Update(data);
+  StartWriteback();
   co_return Ok();
 }
 
-LocalTier::LocalTier(std::string name, std::string root, bool fsync)
-    : name_(std::move(name)), root_(std::move(root)), fsync_(fsync) {}
+LocalTier::LocalTier(std::string name, std::string root, bool fsync, TempFiles temps)
+    : name_(std::move(name)),
+      root_(std::move(root)),
+      fsync_(fsync),
+      named_temps_(temps == TempFiles::kNamed) {}
 
-Result<std::unique_ptr<LocalTier>> LocalTier::Open(std::string name, std::string root, bool fsync) {
+Result<std::unique_ptr<LocalTier>> LocalTier::Open(std::string name, std::string root, bool fsync,
+                                                   TempFiles temps) {
   if (root.empty()) {
     return Error(ErrorCode::kInvalidArgument, "tier " + name + " has no path");
   }
@@ -164,7 +189,7 @@ Result<std::unique_ptr<LocalTier>> LocalTier::Open(std::string name, std::string
   if (ec) {
     return Error(ErrorCode::kInternal, "create " + root + ": " + ec.message());
   }
-  std::unique_ptr<LocalTier> tier(new LocalTier(std::move(name), std::move(root), fsync));
+  std::unique_ptr<LocalTier> tier(new LocalTier(std::move(name), std::move(root), fsync, temps));
   const std::string tmp = tier->root_ + "/tmp";
   const std::string data = tier->root_ + "/data";
   STRATA_RETURN_IF_ERROR(MakeDir(tmp));
@@ -213,6 +238,23 @@ std::string LocalTier::TempPath(std::string_view id) const {
 }
 
 Result<std::unique_ptr<LocalTempFile>> LocalTier::CreateTemp() {
+  if (!named_temps_) {
+    const std::string data = root_ + "/data";
+    UniqueFd fd(::open(data.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644));
+    if (fd.valid()) {
+      return std::unique_ptr<LocalTempFile>(
+          new LocalTempFile(*this, RandomHexId(), std::move(fd), false));
+    }
+    // EISDIR: a kernel without O_TMPFILE; EOPNOTSUPP: a file system without it.
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+      return ErrnoError(errno, "create an unnamed file in", data);
+    }
+    named_temps_ = true;
+  }
+  return CreateNamedTemp();
+}
+
+Result<std::unique_ptr<LocalTempFile>> LocalTier::CreateNamedTemp() {
   for (int attempt = 0; attempt < 4; ++attempt) {
     std::string id = RandomHexId();
     const std::string path = TempPath(id);
@@ -223,7 +265,8 @@ Result<std::unique_ptr<LocalTempFile>> LocalTier::CreateTemp() {
       }
       return ErrnoError(errno, "create", path);
     }
-    return std::unique_ptr<LocalTempFile>(new LocalTempFile(*this, std::move(id), std::move(fd)));
+    return std::unique_ptr<LocalTempFile>(
+        new LocalTempFile(*this, std::move(id), std::move(fd), true));
   }
   return Error(ErrorCode::kInternal, "could not draw a fresh file id");
 }
@@ -232,7 +275,7 @@ Result<void> LocalTier::Promote(LocalTempFile& file) {
   if (file.promoted_) {
     return Error(ErrorCode::kInternal, "file already promoted");
   }
-  const std::string from = TempPath(file.id_);
+  const std::string& from = file.path_;
   const std::string to = DataPath(file.id_);
   if (!file.trailer_written_) {
     STRATA_RETURN_IF_ERROR(PwriteAll(file.fd_.get(), file.crcs_.Trailer(), file.size_, from));
@@ -241,9 +284,9 @@ Result<void> LocalTier::Promote(LocalTempFile& file) {
   if (fsync_ && ::fsync(file.fd_.get()) != 0) {
     return ErrnoError(errno, "fsync", from);
   }
-  if (::rename(from.c_str(), to.c_str()) != 0) {
+  if (PlaceFile(file, to) != 0) {
     if (errno != ENOENT) {
-      return ErrnoError(errno, "rename to", to);
+      return ErrnoError(errno, "place the file at", to);
     }
     // The fan-out directory data/<id[0:2]> is made on first use (and made durable).
     const std::string data = root_ + "/data";
@@ -251,8 +294,8 @@ Result<void> LocalTier::Promote(LocalTempFile& file) {
     if (fsync_) {
       STRATA_RETURN_IF_ERROR(SyncDir(data));
     }
-    if (::rename(from.c_str(), to.c_str()) != 0) {
-      return ErrnoError(errno, "rename to", to);
+    if (PlaceFile(file, to) != 0) {
+      return ErrnoError(errno, "place the file at", to);
     }
   }
   file.promoted_ = true;
@@ -267,6 +310,15 @@ Result<void> LocalTier::Promote(LocalTempFile& file) {
     }
   }
   return Ok();
+}
+
+int LocalTier::PlaceFile(LocalTempFile& file, const std::string& to) const {
+  if (file.named_) {
+    return ::rename(file.path_.c_str(), to.c_str());
+  }
+  // Through /proc: linking a descriptor by AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH.
+  const std::string self = "/proc/self/fd/" + std::to_string(file.fd_.get());
+  return ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW);
 }
 
 Result<UniqueFd> LocalTier::OpenForRead(std::string_view id) const {

@@ -1,15 +1,19 @@
 // LocalTier: a directory on a local disk holding object data files (private to storage/).
 //
-// Layout under the root: tmp/<id> for files being written, data/<id[0:2]>/<id> for
-// committed ones; ids are 128-bit random numbers in 32 lower-case hex digits. A file is
-// created in tmp/, written, then promoted (fsync file, rename into data/, fsync the data
-// directory; both fsyncs skipped when `fsync` is off). Promotion first appends the chunk
-// trailer (storage/local/chunk_trailer.h: per-MiB CRC64NVMEs computed while appending),
-// so a data file holds the object bytes followed by their checksums. Anything left in
-// tmp/ at open is an interrupted write and is deleted. Thread-safe: distinct files may be used from
-// distinct threads at once; one LocalTempFile is used by one thread at a time.
+// Layout under the root: data/<id[0:2]>/<id> for committed files; ids are 128-bit random
+// numbers in 32 lower-case hex digits. A file being written has no name: it is made with
+// O_TMPFILE in data/ and linked into place at promotion (append the chunk trailer,
+// storage/local/chunk_trailer.h, whose per-MiB CRC64NVMEs were computed while appending;
+// fsync the file; link it into data/; fsync that directory; the fsyncs are skipped when
+// `fsync` is off). Unnamed, an unfinished file leaves nothing behind when the process
+// dies, and a write costs one directory update instead of a create and a rename. On a
+// file system without O_TMPFILE (or with TempFiles::kNamed), files are written as tmp/<id>
+// and renamed into place; anything left in tmp/ at open is an interrupted write and is
+// deleted. Thread-safe: distinct files may be used from distinct threads at once; one
+// LocalTempFile is used by one thread at a time.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -49,6 +53,9 @@ class UniqueFd {
 
 class LocalTier;
 
+// How a tier makes the files being written (see the top of this file).
+enum class TempFiles { kUnnamed, kNamed };
+
 // A data file being written in tmp/. Unless promoted, destruction unlinks it. Hashes
 // what it appends (CRC64NVME per chunk and of the whole).
 class LocalTempFile {
@@ -69,17 +76,24 @@ class LocalTempFile {
   std::uint64_t crc64() const { return crcs_.Crc(); }
   const std::string& id() const { return id_; }
   bool promoted() const { return promoted_; }
+  // Whether the file has a name (tmp/<id>) before promotion.
+  bool named() const { return named_; }
 
  private:
   friend class LocalTier;
-  LocalTempFile(const LocalTier& tier, std::string id, UniqueFd fd);
+  LocalTempFile(const LocalTier& tier, std::string id, UniqueFd fd, bool named);
+  // With fsync on, starts the disk writing each kWritebackStep appended (sync_file_range),
+  // so a large file's promotion fsync waits for its tail, not for all of it.
+  void StartWriteback();
 
   const LocalTier& tier_;
   std::string id_;
-  std::string path_;  // in tmp/, for error messages
+  std::string path_;  // tmp/<id>, or (unnamed) data/ and the id, for error messages
+  bool named_;
   UniqueFd fd_;
   AsyncFile async_;  // borrows fd_: reset before fd_ is closed
   std::uint64_t size_ = 0;
+  std::uint64_t writeback_started_ = 0;  // bytes handed to the disk by StartWriteback
   ChunkCrcBuilder crcs_;
   bool trailer_written_ = false;
   bool promoted_ = false;
@@ -88,18 +102,20 @@ class LocalTempFile {
 class LocalTier {
  public:
   // Creates root, tmp/ and data/ as needed (data/<xx>/ fan-out directories are made on
-  // first use) and empties tmp/. Errors name the path.
-  static Result<std::unique_ptr<LocalTier>> Open(std::string name, std::string root, bool fsync);
+  // first use) and empties tmp/. Errors name the path. `temps`: kNamed makes files in tmp/
+  // even where O_TMPFILE works (tests of that path).
+  static Result<std::unique_ptr<LocalTier>> Open(std::string name, std::string root, bool fsync,
+                                                 TempFiles temps = TempFiles::kUnnamed);
 
   const std::string& name() const { return name_; }
   const std::string& root() const { return root_; }
   bool fsync() const { return fsync_; }
 
-  // A new, empty file in tmp/ (O_CLOEXEC, mode 0644).
+  // A new, empty file to write (O_CLOEXEC, mode 0644): unnamed, or tmp/<id>.
   Result<std::unique_ptr<LocalTempFile>> CreateTemp();
-  // Makes `file` a data file under its id: append the chunk trailer, fsync, rename into
-  // data/, fsync the directory. On failure the file stays in tmp/ (and is removed when
-  // `file` is destroyed).
+  // Makes `file` a data file under its id: append the chunk trailer, fsync, link (or
+  // rename) into data/, fsync the directory. On failure the file stays unnamed or in
+  // tmp/ (and is removed when `file` is destroyed).
   Result<void> Promote(LocalTempFile& file);
   // Opens a data file for reading (caller owns the fd). kNotFound when it is gone,
   // kCorruption when `id` is not a well-formed file id.
@@ -127,7 +143,11 @@ class LocalTier {
   static bool IsValidId(std::string_view id);
 
  private:
-  LocalTier(std::string name, std::string root, bool fsync);
+  LocalTier(std::string name, std::string root, bool fsync, TempFiles temps);
+  // A named file in tmp/ (no O_TMPFILE, or kNamed).
+  Result<std::unique_ptr<LocalTempFile>> CreateNamedTemp();
+  // Puts the file at `to`: links the unnamed file, or renames tmp/<id>.
+  int PlaceFile(LocalTempFile& file, const std::string& to) const;
   // A new data file id naming the file at `from`: a hard link, or a copy.
   Result<std::string> LinkPath(const std::string& from) const;
   Result<std::string> CopyPath(const std::string& from) const;
@@ -135,6 +155,8 @@ class LocalTier {
   std::string name_;
   std::string root_;
   bool fsync_;
+  // Set once O_TMPFILE is found unsupported here: every later file is named.
+  std::atomic<bool> named_temps_;
 };
 
 // 128 random bits as 32 lower-case hex digits (getrandom, else a seeded generator).

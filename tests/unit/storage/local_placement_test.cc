@@ -149,7 +149,8 @@ class LocalPlacementTest : public ::testing::Test {
     return FilesUnder(Root(tier) / "data").size();
   }
   std::size_t TempFiles() const {
-    return FilesUnder(HotRoot() / "tmp").size() + FilesUnder(warm_root_ / "tmp").size();
+    return FilesUnder(HotRoot() / "tmp").size() + FilesUnder(warm_root_ / "tmp").size() +
+           testing::UnnamedFilesOpenUnder(HotRoot()) + testing::UnnamedFilesOpenUnder(warm_root_);
   }
 
   std::unique_ptr<PendingWrite> Write(const std::string& bucket, const std::string& body) {

@@ -14,6 +14,7 @@ namespace {
 
 using testing::FilesUnder;
 using testing::TempDir;
+using testing::UnnamedFilesOpenUnder;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -33,13 +34,19 @@ TEST(LocalTierTest, WritePromoteReadRemove) {
   ASSERT_TRUE((*file)->Append("hello ").ok());
   ASSERT_TRUE((*file)->Append("world").ok());
   EXPECT_EQ((*file)->size(), 11u);
-  struct stat st {};
-  ASSERT_EQ(::stat((*tier)->TempPath(id).c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  // Unnamed until promoted: nothing to see under the tier, one file open.
+  EXPECT_FALSE((*file)->named());
+  EXPECT_TRUE(FilesUnder(dir.path()).empty());
+  EXPECT_EQ(UnnamedFilesOpenUnder(dir.path()), 1u);
 
   ASSERT_TRUE((*tier)->Promote(**file).ok());
   file->reset();  // a promoted file survives its handle
+  EXPECT_EQ(UnnamedFilesOpenUnder(dir.path()), 0u);
   const std::string data_path = (*tier)->DataPath(id);
+  struct stat st {};
+  ASSERT_EQ(::stat(data_path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  EXPECT_EQ(st.st_nlink, 1u);
   EXPECT_EQ(data_path, (dir.path() / "hot" / "data" / id.substr(0, 2) / id).string());
   // The object bytes, then their chunk trailer: one chunk CRC and the footer.
   const std::string stored = ReadFile(data_path);
@@ -58,17 +65,40 @@ TEST(LocalTierTest, WritePromoteReadRemove) {
   EXPECT_TRUE(FilesUnder(dir.path()).empty());
 }
 
-TEST(LocalTierTest, AbandonedTempFileIsRemoved) {
+// Where O_TMPFILE is missing (or TempFiles::kNamed), files are written as tmp/<id> and
+// renamed into data/.
+TEST(LocalTierTest, NamedTempFilesAreRenamedIntoPlace) {
   TempDir dir;
-  auto tier = LocalTier::Open("hot", dir.path().string(), false);
-  ASSERT_TRUE(tier.ok());
-  {
-    auto file = (*tier)->CreateTemp();
-    ASSERT_TRUE(file.ok());
-    ASSERT_TRUE((*file)->Append("x").ok());
-    EXPECT_EQ(FilesUnder(dir.path()).size(), 1u);
+  auto tier = LocalTier::Open("hot", (dir.path() / "hot").string(), true, TempFiles::kNamed);
+  ASSERT_TRUE(tier.ok()) << tier.error().message;
+  auto file = (*tier)->CreateTemp();
+  ASSERT_TRUE(file.ok());
+  EXPECT_TRUE((*file)->named());
+  const std::string id = (*file)->id();
+  ASSERT_TRUE((*file)->Append("hello").ok());
+  struct stat st {};
+  ASSERT_EQ(::stat((*tier)->TempPath(id).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  ASSERT_TRUE((*tier)->Promote(**file).ok());
+  file->reset();
+  EXPECT_TRUE(FilesUnder(dir.path() / "hot" / "tmp").empty());
+  EXPECT_EQ(ReadFile((*tier)->DataPath(id)).substr(0, 5), "hello");
+}
+
+TEST(LocalTierTest, AbandonedTempFileIsRemoved) {
+  for (TempFiles temps : {TempFiles::kUnnamed, TempFiles::kNamed}) {
+    TempDir dir;
+    auto tier = LocalTier::Open("hot", dir.path().string(), false, temps);
+    ASSERT_TRUE(tier.ok());
+    {
+      auto file = (*tier)->CreateTemp();
+      ASSERT_TRUE(file.ok());
+      ASSERT_TRUE((*file)->Append("x").ok());
+      EXPECT_EQ(FilesUnder(dir.path()).size() + UnnamedFilesOpenUnder(dir.path()), 1u);
+    }
+    EXPECT_TRUE(FilesUnder(dir.path()).empty());
+    EXPECT_EQ(UnnamedFilesOpenUnder(dir.path()), 0u);
   }
-  EXPECT_TRUE(FilesUnder(dir.path()).empty());
 }
 
 TEST(LocalTierTest, OpenDeletesOrphansInTmp) {

@@ -123,7 +123,11 @@ class StoreCopyMultipartTest : public ::testing::Test {
     return record.placements.at(0).extents.at(0).location;
   }
   std::size_t DataFiles() const { return FilesUnder(dir_.path() / "hot" / "data").size(); }
-  std::size_t TempFiles() const { return FilesUnder(dir_.path() / "hot" / "tmp").size(); }
+  // Files being written: unnamed ones open here, or named ones in tmp/.
+  std::size_t TempFiles() const {
+    return FilesUnder(dir_.path() / "hot" / "tmp").size() +
+           testing::UnnamedFilesOpenUnder(dir_.path() / "hot");
+  }
 
   metadata::UploadRecord NewUpload(const std::string& key, const std::string& algorithm = "",
                                    const std::string& type = "") {
