@@ -224,29 +224,4 @@ asio::awaitable<Result<void>> AsyncFile::ReadExact(int fd, std::span<char> dst,
   co_return Ok();
 }
 
-asio::awaitable<Result<void>> AsyncFile::WriteAll(int fd, std::string_view data,
-                                                  std::uint64_t offset, const std::string& path) {
-  auto ex = co_await asio::this_coro::executor;
-  asio::random_access_file* file = Bind(fd, ex);
-  if (file == nullptr) {
-    co_return PwriteAll(fd, data, offset, path);
-  }
-  while (!data.empty()) {
-    auto [ec, n] = co_await file->async_write_some_at(
-        offset, asio::buffer(data.data(), data.size()), asio::as_tuple(asio::use_awaitable));
-    if (ec == asio::error::interrupted) {
-      continue;
-    }
-    if (ec) {
-      co_return AsioError(ec, "write", path);
-    }
-    if (n == 0) {
-      co_return Error(ErrorCode::kInternal, "write " + path + ": no progress");
-    }
-    offset += n;
-    data.remove_prefix(n);
-  }
-  co_return Ok();
-}
-
 }  // namespace strata::storage

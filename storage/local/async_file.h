@@ -1,7 +1,6 @@
-// AsyncFile: reads and writes of one descriptor on the request path (private to
-// storage/), through the io_uring ring of the calling coroutine's io_context when the
-// data path is io_uring (storage/data_path.h), else with pread/pwrite. Plus the
-// synchronous whole-buffer helpers both paths share.
+// AsyncFile: reads of one descriptor on the request path (private to storage/), through
+// the io_uring ring of the calling coroutine's io_context when the data path is io_uring
+// (storage/data_path.h), else with pread. Plus the synchronous whole-buffer helpers.
 //
 // An AsyncFile borrows its descriptor: it never closes it, and must be Reset (or
 // destroyed) before the owner closes it. Used by one coroutine at a time.
@@ -38,12 +37,10 @@ class AsyncFile {
   // Forgets the descriptor (never closes it); the next call binds again.
   void Reset();
 
-  // As PreadExact / PwriteAll, submitted to the current io_context's ring. The buffers
-  // must stay valid until the awaitable completes (a coroutine's locals do).
+  // As PreadExact, submitted to the current io_context's ring. The buffer must stay valid
+  // until the awaitable completes (a coroutine's locals do).
   boost::asio::awaitable<Result<void>> ReadExact(int fd, std::span<char> dst, std::uint64_t offset,
                                                  const std::string& path);
-  boost::asio::awaitable<Result<void>> WriteAll(int fd, std::string_view data, std::uint64_t offset,
-                                                const std::string& path);
 
  private:
   // The file adopting `fd` on `ex`'s io_context; nullptr when the data path is pread or

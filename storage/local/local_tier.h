@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -22,7 +23,6 @@
 #include <string_view>
 
 #include "common/error.h"
-#include "storage/local/async_file.h"
 #include "storage/local/chunk_trailer.h"
 
 namespace strata::storage {
@@ -66,9 +66,9 @@ class LocalTempFile {
 
   // Appends at the end (pwrite). kNoSpace when the disk or quota is full.
   Result<void> Append(std::string_view data);
-  // Append through the data path (storage/data_path.h) on the calling coroutine's
-  // io_context; `data` must stay valid until it completes. Bytes of a failed append may
-  // be on disk past size(); the caller abandons the file (LocalPendingWrite does).
+  // Append from a coroutine (a pwrite on its thread; see the .cc for why not io_uring).
+  // Bytes of a failed append may be on disk past size(); the caller abandons the file
+  // (LocalPendingWrite does).
   boost::asio::awaitable<Result<void>> AppendAsync(std::string_view data);
   // Object bytes appended so far (the trailer, written at promotion, is not counted).
   std::uint64_t size() const { return size_; }
@@ -91,7 +91,6 @@ class LocalTempFile {
   std::string path_;  // tmp/<id>, or (unnamed) data/ and the id, for error messages
   bool named_;
   UniqueFd fd_;
-  AsyncFile async_;  // borrows fd_: reset before fd_ is closed
   std::uint64_t size_ = 0;
   std::uint64_t writeback_started_ = 0;  // bytes handed to the disk by StartWriteback
   ChunkCrcBuilder crcs_;
