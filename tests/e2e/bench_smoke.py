@@ -19,6 +19,8 @@ STRATA = os.environ["STRATA_BIN"]
 DELAY_PROXY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
                            "bench", "delay_proxy.py")
 BENCH = os.environ["STRATA_BENCH_BIN"]
+RUN_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench",
+                      "run.py")
 LOAD_FIELDS = {"requests", "errors", "bytes", "seconds", "req_per_s", "mb_per_s", "p50_ms",
                "p99_ms", "max_ms", "ttfb_p50_ms", "ttfb_p99_ms", "first_error"}
 
@@ -133,6 +135,18 @@ STANDARD = "hot"
         assert 0 < cache["epoch_hit_ratio"] <= 0.25 and 0 <= cache["epoch_hit_ratio_lru"] < 0.25
         assert 0 < cache["zipf_hit_ratio"] < 1 and 0 < cache["zipf_hit_ratio_lru"] < 1, cache
         bench("cache", "--fraction", 1.5, expect_rc=2)
+        # run.py itself drives that mode (its arguments, its rows, its report): a full run
+        # once died there, 9 minutes in, on an option the mode does not take.
+        out = os.path.join(work, "run-py")
+        r = subprocess.run([sys.executable, RUN_PY, "--quick", "--only", "eviction", "--bin-dir",
+                            os.path.dirname(BENCH), "--out", out, "--work-dir", out],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, f"run.py: rc {r.returncode}\n{r.stdout}\n{r.stderr}"
+        reports = [f for f in os.listdir(out) if f.startswith("bench-") and f.endswith(".md")]
+        assert len(reports) == 1, os.listdir(out)
+        with open(os.path.join(out, reports[0])) as f:
+            rows = [line for line in f if line.startswith("| eviction policy")]
+        assert len(rows) == 4, rows
 
         # The epoch workload: every key once per epoch; no capacity here, so no misses count.
         ep = bench_json("epoch", "--endpoint", url, "--readers", 2, "--batch", 2, "--epochs", 2,

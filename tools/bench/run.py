@@ -213,7 +213,7 @@ http {{
 
     def bench(self, mode, *extra, url=None, plain=False, check=True):
         cmd = [os.path.join(self.bin, "strata-bench"), mode]
-        if mode not in ("crc", "sigv4", "lifecycle"):
+        if mode not in ("crc", "sigv4", "lifecycle", "cache"):
             cmd += ["--endpoint", url or self.strata_url]
             if plain:
                 cmd.append("--plain")
