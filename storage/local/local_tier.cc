@@ -195,6 +195,10 @@ Result<std::unique_ptr<LocalTier>> LocalTier::Open(std::string name, std::string
   if (ec) {
     return Error(ErrorCode::kInternal, "create " + root + ": " + ec.message());
   }
+  // Unnamed files are linked into place through /proc/self/fd (PlaceFile).
+  if (::access("/proc/self/fd", F_OK) != 0) {
+    temps = TempFiles::kNamed;
+  }
   std::unique_ptr<LocalTier> tier(new LocalTier(std::move(name), std::move(root), fsync, temps));
   const std::string tmp = tier->root_ + "/tmp";
   const std::string data = tier->root_ + "/data";

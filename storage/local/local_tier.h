@@ -3,14 +3,14 @@
 // Layout under the root: data/<id[0:2]>/<id> for committed files; ids are 128-bit random
 // numbers in 32 lower-case hex digits. A file being written has no name: it is made with
 // O_TMPFILE in data/ and linked into place at promotion (append the chunk trailer,
-// storage/local/chunk_trailer.h, whose per-MiB CRC64NVMEs were computed while appending;
-// fsync the file; link it into data/; fsync that directory; the fsyncs are skipped when
-// `fsync` is off). Unnamed, an unfinished file leaves nothing behind when the process
-// dies, and a write costs one directory update instead of a create and a rename. On a
-// file system without O_TMPFILE (or with TempFiles::kNamed), files are written as tmp/<id>
-// and renamed into place; anything left in tmp/ at open is an interrupted write and is
-// deleted. Thread-safe: distinct files may be used from distinct threads at once; one
-// LocalTempFile is used by one thread at a time.
+// storage/local/chunk_trailer.h, whose per-chunk CRC64NVMEs were computed while
+// appending; fsync the file; link it into data/; fsync that directory; the fsyncs are
+// skipped when `fsync` is off). Unnamed, an unfinished file leaves nothing behind when the
+// process dies, and a write costs one directory update instead of a create and a rename.
+// Without O_TMPFILE (the file system), /proc, or with TempFiles::kNamed, files are written
+// as tmp/<id> and renamed into place; anything left in tmp/ at open is an interrupted
+// write and is deleted. Thread-safe: distinct files may be used from distinct threads at
+// once; one LocalTempFile is used by one thread at a time.
 #pragma once
 
 #include <atomic>
