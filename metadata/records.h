@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -133,6 +134,16 @@ struct ObjectRecord {
   std::int64_t restore_expiry_ms = 0;
   bool restore_ongoing = false;
 };
+
+// The placement of `object` on `tier` that holds bytes (has extents), or nullptr.
+inline const Placement* PlacementOn(const ObjectRecord& object, std::string_view tier) {
+  for (const auto& placement : object.placements) {
+    if (placement.tier == tier && !placement.extents.empty()) {
+      return &placement;
+    }
+  }
+  return nullptr;
+}
 
 // A multipart upload in progress. `object` holds what the finished object will be
 // described by (bucket, key, content type, metadata, storage class); its size, etag,

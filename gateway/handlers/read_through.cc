@@ -74,20 +74,10 @@ std::string CopyId(const metadata::ObjectRecord& record) {
   return record.bucket.str() + '\0' + record.key.str();
 }
 
-const metadata::Placement* UpstreamPlacement(const metadata::ObjectRecord& record,
-                                             std::string_view tier) {
-  for (const auto& p : record.placements) {
-    if (p.tier == tier && !p.extents.empty()) {
-      return &p;
-    }
-  }
-  return nullptr;
-}
-
 // Where the upstream keeps `record` (kUnavailable when nowhere: a dirty version).
 Result<metadata::UpstreamLocation> UpstreamLocationOf(const metadata::ObjectRecord& record,
                                                       std::string_view tier) {
-  const metadata::Placement* upstream = UpstreamPlacement(record, tier);
+  const metadata::Placement* upstream = metadata::PlacementOn(record, tier);
   if (upstream == nullptr) {
     return Error(ErrorCode::kUnavailable, "the object has no copy strata can read", true);
   }
@@ -333,7 +323,7 @@ asio::awaitable<Result<bool>> Revalidate(RequestContext& ctx,
     co_return true;
   }
   const metadata::BucketRecord& bucket = *ctx.bucket;
-  const metadata::Placement* upstream = UpstreamPlacement(record, bucket.upstream_tier);
+  const metadata::Placement* upstream = metadata::PlacementOn(record, bucket.upstream_tier);
   if (upstream == nullptr) {
     co_return true;  // dirty: the local copy is newer than anything upstream
   }

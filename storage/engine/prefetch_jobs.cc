@@ -33,6 +33,16 @@ std::string PrefixOf(const std::string& key) {
   return slash == std::string::npos ? std::string() : key.substr(0, slash + 1);
 }
 
+// The name of the scan of `prefix` in `bucket` (PrefetchJobs::scans_, Job::scan).
+std::string ScanId(const BucketName& bucket, const std::string& prefix) {
+  return bucket.str() + '\0' + prefix;
+}
+
+std::int64_t WallMs(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 std::string_view PrefetchStateName(PrefetchState state) {
@@ -97,12 +107,10 @@ class PrefetchRun {
         local = true;
         return std::optional<Wanted>();
       }
-      for (const auto& placement : current->placements) {
-        if (placement.tier == bucket.upstream_tier && !placement.extents.empty()) {
-          return std::optional<Wanted>(Wanted{std::move(current).value(), FetchKind::kRestore});
-        }
+      if (metadata::PlacementOn(*current, bucket.upstream_tier) == nullptr) {
+        return std::optional<Wanted>();
       }
-      return std::optional<Wanted>();
+      return std::optional<Wanted>(Wanted{std::move(current).value(), FetchKind::kRestore});
     }
     if (current.error().code != ErrorCode::kNotFound &&
         current.error().code != ErrorCode::kNoSuchKey) {
@@ -127,10 +135,7 @@ class PrefetchRun {
   // Whether the scan a learned job follows has read `key` in this epoch.
   bool ReadInThisEpoch(const PrefetchJobs::Job& job, const BucketName& bucket,
                        const ObjectKey& key) const {
-    metadata::ObjectRecord named;
-    named.bucket = bucket;
-    named.key = key;
-    const std::uint64_t key_hash = TierCaches::Ids(named).second;
+    const std::uint64_t key_hash = TierCaches::KeyHash(bucket, key);
     std::lock_guard lock(mu_);
     const PrefetchJobs::Scan* scan = ScanOf(job);
     return scan != nullptr && scan->read.contains(key_hash);
@@ -368,12 +373,10 @@ Result<PrefetchJobInfo> PrefetchJobs::Launch(const BucketName& bucket, const std
   job->info.prefix = prefix;
   job->info.learned = learned;
   if (learned) {
-    job->scan = bucket.str() + '\0' + prefix;
+    job->scan = ScanId(bucket, prefix);
   }
   job->info.budget = budget;
-  job->info.started_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now().time_since_epoch())
-          .count();
+  job->info.started_ms = WallMs(clock_);
   PrefetchJobInfo started;
   {
     std::lock_guard lock(mu_);
@@ -397,9 +400,7 @@ asio::awaitable<void> PrefetchJobs::RunJob(PrefetchJobs* self, std::shared_ptr<J
   auto ran = co_await runner.Run(job, self->stats_);
   std::lock_guard lock(self->mu_);
   PrefetchJobInfo& info = job->info;
-  info.ended_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(self->clock_.Now().time_since_epoch())
-          .count();
+  info.ended_ms = WallMs(self->clock_);
   if (!ran.ok()) {
     info.state = PrefetchState::kFailed;
     info.error = ran.error().message;
@@ -503,7 +504,7 @@ void PrefetchJobs::LaunchLearned(const BucketName& bucket, const std::string& pr
     return;
   }
   std::lock_guard lock(mu_);
-  auto it = scans_.find(bucket.str() + '\0' + prefix);
+  auto it = scans_.find(ScanId(bucket, prefix));
   if (it != scans_.end()) {
     it->second.job = launched->id;
   }
@@ -518,7 +519,7 @@ void PrefetchJobs::ObserveRead(const metadata::ObjectRecord& record) {
     return;
   }
   const std::string prefix = PrefixOf(record.key.str());
-  auto it = scans_.find(record.bucket.str() + '\0' + prefix);
+  auto it = scans_.find(ScanId(record.bucket, prefix));
   if (it == scans_.end() || !it->second.followed) {
     return;
   }
@@ -537,7 +538,7 @@ void PrefetchJobs::ObserveMiss(const metadata::ObjectRecord& record) {
     return;
   }
   const std::string prefix = PrefixOf(record.key.str());
-  const std::string id = record.bucket.str() + '\0' + prefix;
+  const std::string id = ScanId(record.bucket, prefix);
   const auto ids = TierCaches::Ids(record);
   const auto now = std::chrono::steady_clock::now();
   bool launch = false;

@@ -33,7 +33,7 @@ std::int64_t NowMs() {
 // (copy id, key hash) of a version: the bucket and key are hashed once per read, the
 // copy id from the key's hash and the version id.
 std::pair<std::uint64_t, std::uint64_t> Hashes(const metadata::ObjectRecord& record) {
-  const std::uint64_t key_hash = HashParts({record.bucket.view(), record.key.view()});
+  const std::uint64_t key_hash = TierCaches::KeyHash(record.bucket, record.key);
   const std::string_view key_bytes(reinterpret_cast<const char*>(&key_hash), sizeof key_hash);
   return {HashParts({key_bytes, record.version_id.view()}), key_hash};
 }
@@ -165,8 +165,7 @@ CacheEntry TierCaches::EntryOf(const metadata::ObjectRecord& record, std::uint64
 }
 
 bool TierCaches::AdmitFill(const metadata::ObjectRecord& record) {
-  const TierConfig* hot = config_.HotTier();
-  Tier* tier = hot == nullptr ? nullptr : TierNamed(hot->name);
+  Tier* tier = HotTierState();
   if (tier == nullptr) {
     return true;
   }
@@ -174,7 +173,8 @@ bool TierCaches::AdmitFill(const metadata::ObjectRecord& record) {
   bool admit = false;
   {
     std::lock_guard lock(tier->mu);
-    auto admission = tier->policy.OnMiss(Hashes(record).second, record.size, tier->room);
+    auto admission =
+        tier->policy.OnMiss(KeyHash(record.bucket, record.key), record.size, tier->room);
     admit = admission.admit;
     if (admit) {
       ++tier->stats.admitted;
@@ -207,9 +207,17 @@ std::pair<std::uint64_t, std::uint64_t> TierCaches::Ids(const metadata::ObjectRe
   return Hashes(record);
 }
 
-bool TierCaches::ReserveRoom(std::uint64_t bytes, std::vector<std::uint64_t>* displaceable) {
+std::uint64_t TierCaches::KeyHash(const BucketName& bucket, const ObjectKey& key) {
+  return HashParts({bucket.view(), key.view()});
+}
+
+TierCaches::Tier* TierCaches::HotTierState() {
   const TierConfig* hot = config_.HotTier();
-  Tier* tier = hot == nullptr ? nullptr : TierNamed(hot->name);
+  return hot == nullptr ? nullptr : TierNamed(hot->name);
+}
+
+bool TierCaches::ReserveRoom(std::uint64_t bytes, std::vector<std::uint64_t>* displaceable) {
+  Tier* tier = HotTierState();
   if (tier == nullptr) {
     return true;
   }
@@ -240,8 +248,7 @@ bool TierCaches::ReserveRoom(std::uint64_t bytes, std::vector<std::uint64_t>* di
 }
 
 void TierCaches::ReleaseRoom(std::uint64_t bytes) {
-  const TierConfig* hot = config_.HotTier();
-  Tier* tier = hot == nullptr ? nullptr : TierNamed(hot->name);
+  Tier* tier = HotTierState();
   if (tier == nullptr) {
     return;
   }

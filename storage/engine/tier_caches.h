@@ -86,6 +86,8 @@ class TierCaches {
   void ReleaseRoom(std::uint64_t bytes);
   // The policy's names for a version: its copy id and its key's hash (bucket and key).
   static std::pair<std::uint64_t, std::uint64_t> Ids(const metadata::ObjectRecord& record);
+  // The second of those alone: what the policy counts a key's reads under.
+  static std::uint64_t KeyHash(const BucketName& bucket, const ObjectKey& key);
   // A read served from a local copy of `record`.
   void OnRead(const metadata::ObjectRecord& record);
   // `record` has (now) a copy on a local tier.
@@ -108,6 +110,8 @@ class TierCaches {
   enum class Outcome { kEvicted, kKept, kGone };
 
   Tier* TierNamed(std::string_view name);
+  // The hot tier's state (where fills and prefetches land); nullptr when it has none.
+  Tier* HotTierState();
   // The local tier holding `record`'s bytes, if it has a capacity.
   Tier* TierOf(const metadata::ObjectRecord& record);
   static CacheEntry EntryOf(const metadata::ObjectRecord& record, std::uint64_t bytes);

@@ -101,12 +101,7 @@ struct Fetcher::State {
     if (kind == FetchKind::kNewCopy) {
       request.if_match = "\"" + record.etag + "\"";  // what the listing showed
     } else {
-      const metadata::Placement* placed = nullptr;
-      for (const auto& placement : record.placements) {
-        if (placement.tier == upstream.tier_name() && !placement.extents.empty()) {
-          placed = &placement;
-        }
-      }
+      const metadata::Placement* placed = metadata::PlacementOn(record, upstream.tier_name());
       if (placed == nullptr) {
         co_return Error(ErrorCode::kInvalidArgument, "the version has no copy on the upstream");
       }

@@ -205,13 +205,14 @@ def test_learned_prefetch_follows_a_scan(upstream, strata_factory):
             assert s3.get_object(Bucket="dataset", Key=key)["Body"].read() == bodies[key], key
     finally:
         upstream.proxy.start()
-    assert metric(srv, "strata_lifecycle_passes_total") is not None
 
 
 def reader_misses(srv):
     """Whole-object GETs that reached the upstream (each asks admission once)."""
-    return sum(metric(srv, "strata_read_through_fills_total", tier="hot", decision=d) or 0
-               for d in ("admitted", "refused"))
+    counts = [metric(srv, "strata_read_through_fills_total", tier="hot", decision=d)
+              for d in ("admitted", "refused")]
+    assert None not in counts, "/metrics lacks strata_read_through_fills_total for the hot tier"
+    return sum(counts)
 
 
 def test_learned_prefetch_displaces_only_what_the_scan_has_read(upstream, strata_factory):

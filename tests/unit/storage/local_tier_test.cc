@@ -37,11 +37,11 @@ TEST(LocalTierTest, WritePromoteReadRemove) {
   // Unnamed until promoted: nothing to see under the tier, one file open.
   EXPECT_FALSE((*file)->named());
   EXPECT_TRUE(FilesUnder(dir.path()).empty());
-  EXPECT_EQ(UnnamedFilesOpenUnder(dir.path()), 1u);
+  EXPECT_EQ(UnnamedFilesOpenUnder(dir.path() / "hot"), 1u);
 
   ASSERT_TRUE((*tier)->Promote(**file).ok());
   file->reset();  // a promoted file survives its handle
-  EXPECT_EQ(UnnamedFilesOpenUnder(dir.path()), 0u);
+  EXPECT_EQ(UnnamedFilesOpenUnder(dir.path() / "hot"), 0u);
   const std::string data_path = (*tier)->DataPath(id);
   struct stat st {};
   ASSERT_EQ(::stat(data_path.c_str(), &st), 0);

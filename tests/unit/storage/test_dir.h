@@ -44,17 +44,21 @@ inline std::vector<std::filesystem::path> FilesUnder(const std::filesystem::path
   return out;
 }
 
-// This process's descriptors of files under `dir` that have no name (made with O_TMPFILE
-// or unlinked): files being written, which a listing of `dir` does not show.
+// This process's descriptors of files made with O_TMPFILE in `dir`/data and not linked
+// anywhere yet: files being written, which a listing of `dir` does not show. (The kernel
+// names such a file "<dir>/data/#<inode> (deleted)"; a data file unlinked while a reader
+// holds it keeps its own name and is not counted.)
 inline std::size_t UnnamedFilesOpenUnder(const std::filesystem::path& dir) {
   std::size_t count = 0;
+  std::error_code canonical_ec;  // on failure the plain path, which then matches nothing
+  const std::string unnamed =
+      std::filesystem::weakly_canonical(dir, canonical_ec).string() + "/data/#";
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     std::error_code link_ec;
     const std::string target = std::filesystem::read_symlink(it->path(), link_ec).string();
-    const std::string suffix = " (deleted)";
-    if (!link_ec && target.starts_with(dir.string() + "/") && target.ends_with(suffix)) {
+    if (!link_ec && target.starts_with(unnamed) && target.ends_with(" (deleted)")) {
       ++count;
     }
   }
