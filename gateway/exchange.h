@@ -36,10 +36,13 @@ class Exchange {
   virtual asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) = 0;
   virtual bool body_complete() const = 0;
 
-  // Sends a response header announcing `content_length` body bytes, then SendBody for
-  // them. The exchange adds x-amz-request-id, Date, Server and Connection.
+  // Sends a response header announcing `content_length` body bytes with the first of them,
+  // `body_start` (may be empty), in the same write, so a small object is one segment and
+  // one wakeup of the client; SendBody sends the rest. The exchange adds x-amz-request-id,
+  // Date, Server and Connection.
   virtual asio::awaitable<Result<void>> SendHeader(ResponseHeader header,
-                                                   std::uint64_t content_length) = 0;
+                                                   std::uint64_t content_length,
+                                                   std::string_view body_start) = 0;
   virtual asio::awaitable<Result<void>> SendBody(std::string_view data) = 0;
   // A whole small response in one call.
   virtual asio::awaitable<Result<void>> Send(ResponseHeader header, std::string body) = 0;

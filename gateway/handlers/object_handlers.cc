@@ -210,14 +210,9 @@ HandlerResult GetObject(RequestContext& ctx) {
     header.result(http::status::ok);
   }
   if (ctx.is_head()) {
-    co_return co_await ctx.exchange.SendHeader(std::move(header), length);
+    co_return co_await ctx.exchange.SendHeader(std::move(header), length, std::string_view());
   }
-
-  auto sent = co_await ctx.exchange.SendHeader(std::move(header), length);
-  if (!sent.ok()) {
-    co_return sent;
-  }
-  co_return co_await SendObjectBytes(ctx, *reader, first, length);
+  co_return co_await SendObject(ctx, std::move(header), *reader, first, length);
 }
 
 HandlerResult DeleteObject(RequestContext& ctx) {

@@ -375,6 +375,19 @@ boost::asio::awaitable<Result<std::size_t>> ReadBlock(storage::ObjectReader& rea
   co_return n;
 }
 
+// Sends the next piece of a response body: the first goes out with the header, still
+// `unsent`, in one write.
+boost::asio::awaitable<Result<void>> SendPiece(RequestContext& ctx,
+                                               std::optional<ResponseHeader>& unsent,
+                                               std::uint64_t length, std::string_view piece) {
+  if (!unsent) {
+    co_return co_await ctx.exchange.SendBody(piece);
+  }
+  ResponseHeader header = std::move(*unsent);
+  unsent.reset();
+  co_return co_await ctx.exchange.SendHeader(std::move(header), length, piece);
+}
+
 // Runs `op` to `out`, for co_spawn, whose completions need default-constructible values.
 template <typename T>
 boost::asio::awaitable<void> Into(boost::asio::awaitable<T> op, std::optional<T>& out) {
@@ -383,12 +396,13 @@ boost::asio::awaitable<void> Into(boost::asio::awaitable<T> op, std::optional<T>
 
 }  // namespace
 
-boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
-                                                     storage::ObjectReader& reader,
-                                                     std::uint64_t first, std::uint64_t length) {
+boost::asio::awaitable<Result<void>> SendObject(RequestContext& ctx, ResponseHeader header,
+                                                storage::ObjectReader& reader, std::uint64_t first,
+                                                std::uint64_t length) {
   namespace asio = boost::asio;
+  std::optional<ResponseHeader> unsent(std::move(header));
   if (length == 0) {
-    co_return Ok();
+    co_return co_await SendPiece(ctx, unsent, length, std::string_view());
   }
   const std::uint64_t end = first + length;
   const std::size_t wanted = SendBudgetAllows(kIoBlock) ? kIoBlock : kMinSendBlock;
@@ -399,18 +413,18 @@ boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
   auto n = co_await ReadBlock(reader, offset, end, current.bytes());
   while (true) {
     if (!n.ok()) {
-      co_return n.error();
+      co_return n.error();  // before the first block nothing is sent: an error response
     }
     const std::string_view out(current.bytes().data(), *n);
     offset += *n;
     if (offset >= end) {
-      co_return co_await ctx.exchange.SendBody(out);
+      co_return co_await SendPiece(ctx, unsent, length, out);
     }
     if (!spare && SendBudgetAllows(block_size)) {
       spare.emplace(block_size);  // allocated once, for objects of more than one block
     }
     if (!spare) {
-      auto sent = co_await ctx.exchange.SendBody(out);
+      auto sent = co_await SendPiece(ctx, unsent, length, out);
       if (!sent.ok()) {
         co_return sent;
       }
@@ -423,7 +437,7 @@ boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
     std::optional<Result<std::size_t>> next;
     auto [order, send_ex, read_ex] =
         co_await asio::experimental::make_parallel_group(
-            asio::co_spawn(ex, Into(ctx.exchange.SendBody(out), sent), asio::deferred),
+            asio::co_spawn(ex, Into(SendPiece(ctx, unsent, length, out), sent), asio::deferred),
             asio::co_spawn(ex, Into(ReadBlock(reader, offset, end, spare->bytes()), next),
                            asio::deferred))
             .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);

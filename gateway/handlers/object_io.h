@@ -92,14 +92,15 @@ struct BodyExpectations {
 // checksum-header rules (one checksum, x-amz-trailer, x-amz-sdk-checksum-algorithm).
 Result<BodyExpectations> ExpectBody(const RequestContext& ctx, std::uint64_t max_size);
 
-// Sends bytes [first, first + length) of `reader` as the response body (the header is
-// sent). Two kIoBlock buffers while the core's send budget allows (gateway/send_budget.h):
-// one goes out on the socket while the next is read from disk, so network and disk
-// overlap; past the budget (many downloads at once) one 64 KiB block. An error after the
-// header closes the connection.
-boost::asio::awaitable<Result<void>> SendObjectBytes(RequestContext& ctx,
-                                                     storage::ObjectReader& reader,
-                                                     std::uint64_t first, std::uint64_t length);
+// Sends `header` and bytes [first, first + length) of `reader` as the body. The first block
+// is read before the header goes out and goes with it in one write, so a small object is
+// one segment, and a failed first read is still an error response. Two kIoBlock buffers
+// while the core's send budget allows (gateway/send_budget.h): one goes out on the socket
+// while the next is read from disk, so network and disk overlap; past the budget (many
+// downloads at once) one 64 KiB block. An error after the header closes the connection.
+boost::asio::awaitable<Result<void>> SendObject(RequestContext& ctx, ResponseHeader header,
+                                                storage::ObjectReader& reader, std::uint64_t first,
+                                                std::uint64_t length);
 
 // Streams the body through the payload decoder into `write` in kIoBlock pieces, then
 // checks its length (kIncompleteBody), Content-MD5 and checksums from headers or

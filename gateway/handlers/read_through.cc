@@ -512,7 +512,7 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   } else {
     header.result(http::status::ok);
   }
-  auto sent = co_await ctx.exchange.SendHeader(std::move(header), length);
+  auto sent = co_await ctx.exchange.SendHeader(std::move(header), length, std::string_view());
   if (!sent.ok() || ctx.is_head()) {
     co_return sent;
   }
