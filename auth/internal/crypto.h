@@ -1,6 +1,7 @@
 // Private to auth/: thin wrappers over OpenSSL's digests and MACs, hex and base64.
 // Nothing here allocates per call beyond the returned strings; Sha256 keeps one
-// EVP_MD_CTX for its lifetime so a streaming decoder reuses it chunk after chunk.
+// EVP_MD_CTX for its lifetime so a streaming decoder reuses it chunk after chunk, and the
+// one-shot Sha256Of and HmacSha256 use one such context per thread.
 #pragma once
 
 #include <array>
