@@ -60,12 +60,28 @@ class Crc64NvmeChecksummer final : public Checksummer {
   std::uint64_t crc_ = 0;
 };
 
+// Digest algorithms fetched once each: from EVP_md5() and the like, OpenSSL 3 looks the
+// algorithm up by name, under a lock, every time a digest starts (once per PUT). Null
+// when this OpenSSL lacks it; EvpDigest then fails as on any other OpenSSL error.
+const EVP_MD* Md5Algorithm() {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "MD5", nullptr);
+  return md;
+}
+const EVP_MD* Sha1Algorithm() {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA1", nullptr);
+  return md;
+}
+const EVP_MD* Sha256Algorithm() {
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
+}
+
 // An EVP digest; on an OpenSSL failure (allocation) the digest comes out empty rather
 // than wrong, so a comparison against it fails.
 class EvpDigest {
  public:
   explicit EvpDigest(const EVP_MD* md) : ctx_(EVP_MD_CTX_new()) {
-    ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_, md, nullptr) == 1;
+    ok_ = ctx_ != nullptr && md != nullptr && EVP_DigestInit_ex2(ctx_, md, nullptr) == 1;
   }
   ~EvpDigest() { EVP_MD_CTX_free(ctx_); }
   EvpDigest(const EvpDigest&) = delete;
@@ -194,15 +210,15 @@ std::unique_ptr<Checksummer> MakeChecksummer(ChecksumAlgorithm algorithm) {
     case ChecksumAlgorithm::kCrc64Nvme:
       return std::make_unique<Crc64NvmeChecksummer>();
     case ChecksumAlgorithm::kSha1:
-      return std::make_unique<EvpChecksummer>(EVP_sha1());
+      return std::make_unique<EvpChecksummer>(Sha1Algorithm());
     case ChecksumAlgorithm::kSha256:
-      return std::make_unique<EvpChecksummer>(EVP_sha256());
+      return std::make_unique<EvpChecksummer>(Sha256Algorithm());
   }
   return nullptr;
 }
 
 struct Md5::State {
-  EvpDigest digest{EVP_md5()};
+  EvpDigest digest{Md5Algorithm()};
 };
 
 Md5::Md5() : state_(std::make_unique<State>()) {}

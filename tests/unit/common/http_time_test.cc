@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
+#include <string>
+
 namespace strata {
 namespace {
 
@@ -15,6 +18,27 @@ TEST(HttpTime, Iso8601RoundTripsAndRefusesGarbage) {
                           "1970-01-01T00:00:01Zjunk", "yesterday", "1970-13-01T00:00:01Z"}) {
     EXPECT_FALSE(ParseIso8601(bad).has_value()) << bad;
   }
+}
+
+// The calendar arithmetic against the C library's formatting, across leap days, month and
+// year ends, and centuries.
+TEST(HttpTime, HttpDateMatchesStrftime) {
+  auto reference = [](std::int64_t unix_s) {
+    std::time_t t = static_cast<std::time_t>(unix_s);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[64];
+    return std::string(buf, std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm));
+  };
+  EXPECT_EQ(FormatHttpDate(784111777000), "Sun, 06 Nov 1994 08:49:37 GMT");
+  EXPECT_EQ(FormatHttpDate(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+  EXPECT_EQ(FormatHttpDate(951782400999), "Tue, 29 Feb 2000 00:00:00 GMT");
+  std::int64_t s = 0;
+  for (int i = 0; i < 200000; ++i) {
+    s += 86399 + (i % 7) * 3607;  // about a day a step, landing on every hour and weekday
+    ASSERT_EQ(FormatHttpDate(s * 1000 + i % 1000), reference(s)) << s;
+  }
+  EXPECT_GT(s, std::int64_t{16000000000});  // the walk went past the year 2470
 }
 
 TEST(HttpTime, HttpDateRoundTrips) {
