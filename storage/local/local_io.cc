@@ -119,33 +119,26 @@ Result<std::unique_ptr<ExtentReader>> ExtentReader::Open(
   std::unique_ptr<ExtentReader> reader(new ExtentReader());
   reader->extents_.reserve(extents.size());
   for (const auto& extent : extents) {
-    auto fd = tier.OpenForRead(extent.location);
-    if (!fd.ok()) {
-      if (fd.error().code == ErrorCode::kNotFound) {
+    auto opened = tier.OpenData(extent.location);
+    if (!opened.ok()) {
+      if (opened.error().code == ErrorCode::kNotFound) {
         // Overwritten or deleted since the record was read.
         return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
       }
-      return std::move(fd).error();
+      return std::move(opened).error();
     }
-    std::string path = tier.DataPath(extent.location);
-    struct stat st {};
-    if (::fstat(fd->get(), &st) != 0) {
-      return ErrnoError(errno, "stat", path);
-    }
-    const auto file_size = static_cast<std::uint64_t>(st.st_size);
+    std::shared_ptr<const OpenDataFile> file = std::move(opened).value();
+    const std::string& path = file->path;
     std::optional<ChunkFooter> footer;
-    if (file_size != extent.size) {  // equal: a file from before the trailer, unverified
-      if (file_size < extent.size + kFooterSize) {
+    if (file->size != extent.size) {  // equal: a file from before the trailer, unverified
+      if (file->size < extent.size + kFooterSize) {
         spdlog::error("storage: data file {} has {} bytes, its record {} and a trailer", path,
-                      file_size, extent.size);
+                      file->size, extent.size);
         return Error(ErrorCode::kCorruption, "data file " + path + " has " +
-                                                 std::to_string(file_size) + " bytes, record " +
+                                                 std::to_string(file->size) + " bytes, record " +
                                                  std::to_string(extent.size));
       }
-      std::string bytes(kFooterSize, '\0');
-      STRATA_RETURN_IF_ERROR(PreadExact(fd->get(), std::span<char>(bytes.data(), bytes.size()),
-                                        file_size - kFooterSize, path));
-      auto decoded = DecodeFooter(bytes, file_size, path);
+      auto decoded = DecodeFooter(file->tail, file->size, path);
       if (decoded.ok() && decoded->data_length != extent.size) {
         decoded = Error(ErrorCode::kCorruption,
                         "data file " + path + " holds " + std::to_string(decoded->data_length) +
@@ -160,8 +153,7 @@ Result<std::unique_ptr<ExtentReader>> ExtentReader::Open(
     if (extent.size == 0) {
       continue;
     }
-    reader->extents_.push_back(
-        {std::move(fd).value(), AsyncFile(), reader->size_, extent.size, std::move(path), footer});
+    reader->extents_.push_back({std::move(file), AsyncFile(), reader->size_, extent.size, footer});
     reader->size_ += extent.size;
   }
   return reader;
@@ -186,7 +178,7 @@ Result<void> ExtentReader::SetCrcs(const Step& step, std::string_view bytes) {
     crcs_ = DecodeCrcRun(bytes);
   } else {
     auto crcs = DecodeChunkCrcs(bytes.substr(0, footer.chunk_count * 8),
-                                bytes.substr(footer.chunk_count * 8), footer, extent.path);
+                                bytes.substr(footer.chunk_count * 8), footer, extent.file->path);
     if (!crcs.ok()) {
       if (crcs.error().code == ErrorCode::kCorruption) {
         CountChecksumMismatch();
@@ -287,8 +279,9 @@ Result<std::size_t> ExtentReader::Finish(const Step& step) {
       spdlog::error(
           "storage: CRC64NVME mismatch in data file {} chunk {} (bytes {}-{}): stored {:016x}, "
           "read {:016x}",
-          extent.path, index, step.file_offset + at, step.file_offset + at + len - 1, stored, crc);
-      return Error(ErrorCode::kCorruption, "data file " + extent.path + ": chunk " +
+          extent.file->path, index, step.file_offset + at, step.file_offset + at + len - 1, stored,
+          crc);
+      return Error(ErrorCode::kCorruption, "data file " + extent.file->path + ": chunk " +
                                                std::to_string(index) + " fails its CRC64NVME");
     }
   }
@@ -309,13 +302,13 @@ Result<std::size_t> ExtentReader::Read(std::uint64_t offset, std::span<char> buf
   const OpenExtent& extent = extents_[step.e];
   if (step.load_crcs) {
     std::string trailer(step.crcs_bytes(), '\0');
-    STRATA_RETURN_IF_ERROR(PreadExact(extent.fd.get(),
+    STRATA_RETURN_IF_ERROR(PreadExact(extent.file->fd.get(),
                                       std::span<char>(trailer.data(), trailer.size()),
-                                      step.crcs_offset(*extent.footer), extent.path));
+                                      step.crcs_offset(*extent.footer), extent.file->path));
     STRATA_RETURN_IF_ERROR(SetCrcs(step, trailer));
   }
-  STRATA_RETURN_IF_ERROR(PreadExact(extent.fd.get(), std::span<char>(step.dst, step.len),
-                                    step.file_offset, extent.path));
+  STRATA_RETURN_IF_ERROR(PreadExact(extent.file->fd.get(), std::span<char>(step.dst, step.len),
+                                    step.file_offset, extent.file->path));
   return Finish(step);
 }
 
@@ -328,9 +321,9 @@ boost::asio::awaitable<Result<std::size_t>> ExtentReader::ReadAsync(std::uint64_
   OpenExtent& extent = extents_[step.e];
   if (step.load_crcs) {
     std::string trailer(step.crcs_bytes(), '\0');
-    auto read = co_await extent.async.ReadExact(extent.fd.get(),
-                                                std::span<char>(trailer.data(), trailer.size()),
-                                                step.crcs_offset(*extent.footer), extent.path);
+    auto read = co_await extent.async.ReadExact(
+        extent.file->fd.get(), std::span<char>(trailer.data(), trailer.size()),
+        step.crcs_offset(*extent.footer), extent.file->path);
     if (!read.ok()) {
       co_return read.error();
     }
@@ -339,8 +332,9 @@ boost::asio::awaitable<Result<std::size_t>> ExtentReader::ReadAsync(std::uint64_
       co_return set.error();
     }
   }
-  auto read = co_await extent.async.ReadExact(extent.fd.get(), std::span<char>(step.dst, step.len),
-                                              step.file_offset, extent.path);
+  auto read =
+      co_await extent.async.ReadExact(extent.file->fd.get(), std::span<char>(step.dst, step.len),
+                                      step.file_offset, extent.file->path);
   if (!read.ok()) {
     co_return read.error();
   }

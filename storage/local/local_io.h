@@ -16,6 +16,7 @@
 #include "storage/local/async_file.h"
 #include "storage/local/chunk_trailer.h"
 #include "storage/local/local_tier.h"
+#include "storage/local/open_files.h"
 #include "storage/object_store.h"
 
 namespace strata::storage {
@@ -100,11 +101,10 @@ class ExtentReader final : public ObjectReader {
   static constexpr std::uint64_t kCrcWindow = 1024;
 
   struct OpenExtent {
-    UniqueFd fd;
-    AsyncFile async;          // borrows fd; declared after it, so released before the close
+    std::shared_ptr<const OpenDataFile> file;  // shared with the tier's open-file cache
+    AsyncFile async;          // borrows file's fd; declared after it, so released first
     std::uint64_t start = 0;  // offset of its first byte in the object
     std::uint64_t size = 0;
-    std::string path;
     std::optional<ChunkFooter> footer;  // nullopt: a file without trailer, unverified
   };
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "storage/local/async_file.h"
+#include "storage/local/open_files.h"
 
 namespace strata::storage {
 namespace {
@@ -20,6 +22,17 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kHex[] = "0123456789abcdef";
+
+// Data files a tier keeps open for reading: an eighth of the descriptors the process may
+// open (sockets, the index and other tiers need the rest), at most 4096.
+std::size_t OpenFileBudget() {
+  constexpr std::size_t kMaxOpenFiles = 4096;
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return kMaxOpenFiles;
+  }
+  return std::min<std::size_t>(kMaxOpenFiles, limit.rlim_cur / 8);
+}
 
 }  // namespace
 
@@ -180,7 +193,10 @@ LocalTier::LocalTier(std::string name, std::string root, bool fsync, TempFiles t
     : name_(std::move(name)),
       root_(std::move(root)),
       fsync_(fsync),
-      named_temps_(temps == TempFiles::kNamed) {}
+      named_temps_(temps == TempFiles::kNamed),
+      open_files_(std::make_unique<OpenFiles>(OpenFileBudget())) {}
+
+LocalTier::~LocalTier() = default;
 
 Result<std::unique_ptr<LocalTier>> LocalTier::Open(std::string name, std::string root, bool fsync,
                                                    TempFiles temps) {
@@ -340,6 +356,29 @@ Result<UniqueFd> LocalTier::OpenForRead(std::string_view id) const {
     return ErrnoError(errno, "open", path);
   }
   return fd;
+}
+
+Result<std::shared_ptr<const OpenDataFile>> LocalTier::OpenData(std::string_view id) const {
+  if (auto cached = open_files_->Find(id)) {
+    return cached;
+  }
+  auto fd = OpenForRead(id);
+  if (!fd.ok()) {
+    return std::move(fd).error();
+  }
+  auto file = std::make_shared<OpenDataFile>();
+  file->fd = std::move(fd).value();
+  file->path = DataPath(id);
+  struct stat st {};
+  if (::fstat(file->fd.get(), &st) != 0) {
+    return ErrnoError(errno, "stat", file->path);
+  }
+  file->size = static_cast<std::uint64_t>(st.st_size);
+  file->tail.resize(std::min<std::uint64_t>(file->size, kFooterSize));
+  STRATA_RETURN_IF_ERROR(PreadExact(file->fd.get(), std::span<char>(file->tail),
+                                    file->size - file->tail.size(), file->path));
+  open_files_->Insert(id, file);
+  return std::shared_ptr<const OpenDataFile>(std::move(file));
 }
 
 Result<std::string> LocalTier::Link(std::string_view id) const {
@@ -514,6 +553,7 @@ Result<void> LocalTier::Remove(std::string_view id) const {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoError(errno, "unlink", path);
   }
+  open_files_->Erase(id);  // after the unlink: see OpenFiles::Insert
   return Ok();
 }
 

@@ -52,6 +52,8 @@ class UniqueFd {
 };
 
 class LocalTier;
+class OpenFiles;
+struct OpenDataFile;
 
 // How a tier makes the files being written (see the top of this file).
 enum class TempFiles { kUnnamed, kNamed };
@@ -105,6 +107,7 @@ class LocalTier {
   // even where O_TMPFILE works (tests of that path).
   static Result<std::unique_ptr<LocalTier>> Open(std::string name, std::string root, bool fsync,
                                                  TempFiles temps = TempFiles::kUnnamed);
+  ~LocalTier();
 
   const std::string& name() const { return name_; }
   const std::string& root() const { return root_; }
@@ -119,6 +122,9 @@ class LocalTier {
   // Opens a data file for reading (caller owns the fd). kNotFound when it is gone,
   // kCorruption when `id` is not a well-formed file id.
   Result<UniqueFd> OpenForRead(std::string_view id) const;
+  // The same, shared through the tier's cache of open data files (storage/local/
+  // open_files.h) with the file's size and last trailer-sized bytes.
+  Result<std::shared_ptr<const OpenDataFile>> OpenData(std::string_view id) const;
   // A new name (returned id) for the bytes of data file `id`: a hard link, made durable,
   // so a copy costs no data I/O and either name can later be removed alone. kNotFound
   // when `id` is gone.
@@ -126,7 +132,8 @@ class LocalTier {
   // The same for data file `id` of another tier: a hard link when both are on one file
   // system, else a durable copy of the file (trailer included). kNotFound when it is gone.
   Result<std::string> Adopt(const LocalTier& from, std::string_view id) const;
-  // Unlinks a data file; succeeds when it is already gone.
+  // Unlinks a data file, and forgets it in the cache of open files; succeeds when it is
+  // already gone.
   Result<void> Remove(std::string_view id) const;
   // Calls fn(id, changed) for every data file in data/<xx>/, `changed` being its inode's
   // last status change (ctime: moved by the write, the rename into data/ and every link,
@@ -156,6 +163,7 @@ class LocalTier {
   bool fsync_;
   // Set once O_TMPFILE is found unsupported here: every later file is named.
   std::atomic<bool> named_temps_;
+  std::unique_ptr<OpenFiles> open_files_;
 };
 
 // 128 random bits as 32 lower-case hex digits (getrandom, else a seeded generator).
