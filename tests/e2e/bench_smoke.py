@@ -59,8 +59,7 @@ def main():
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     conf = os.path.join(work, "strata.toml")
-    with open(conf, "w") as f:
-        f.write(f"""[server]
+    config = f"""[server]
 listen = "127.0.0.1:{port}"
 data_dir = "{work}/data"
 threads = 2
@@ -76,7 +75,9 @@ kind = "local"
 path = "{work}/data/hot"
 [storage_classes]
 STANDARD = "hot"
-""")
+"""
+    with open(conf, "w") as f:
+        f.write(config)
     server = subprocess.Popen([STRATA, "--config", conf], cwd=work)
     try:
         wait_for_port(port, server)
@@ -148,13 +149,45 @@ STANDARD = "hot"
             rows = [line for line in f if line.startswith("| eviction policy")]
         assert len(rows) == 4, rows
 
-        # The epoch workload: every key once per epoch; no capacity here, so no misses count.
+        # The epoch workload: every key once per epoch. This strata has no upstream, so it
+        # has no read-through counters: misses are -1 ("not known"), not 0.
         ep = bench_json("epoch", "--endpoint", url, "--readers", 2, "--batch", 2, "--epochs", 2,
                         "--compute-ms", 5, "--misses", *keys)
         assert len(ep["epochs"]) == 2, ep
         for e in ep["epochs"]:
             assert e["requests"] == 8 and e["errors"] == 0 and e["misses"] == -1, ep
             assert 0 < e["utilisation"] <= 1.05 and e["mb_per_s"] > 0, ep
+        # In front of it, a strata whose cold tier it is counts its misses from /metrics:
+        # epoch 1 reads all 8 keys through, epoch 2 finds them on the hot tier.
+        front_port = free_port()
+        front_url = f"http://127.0.0.1:{front_port}"
+        front_conf = os.path.join(work, "front.toml")
+        with open(front_conf, "w") as f:
+            # Read-through counters are kept for tiers with a capacity.
+            f.write(config.replace(f"127.0.0.1:{port}", f"127.0.0.1:{front_port}")
+                    .replace(f"{work}/data", f"{work}/front")
+                    .replace(f'path = "{work}/front/hot"\n',
+                             f'path = "{work}/front/hot"\ncapacity = {1 << 20}\n') + f"""
+[[tiers]]
+name = "cold"
+kind = "s3"
+endpoint = "{url}"
+access_key = "strata"
+secret_key = "strata-secret-key"
+region = "us-east-1"
+[prefetch]
+learned = false
+""")
+        front = subprocess.Popen([STRATA, "--config", front_conf], cwd=work)
+        try:
+            wait_for_port(front_port, front)
+            bench("request", "--endpoint", front_url, "--method", "HEAD", "--path", "/smoke")
+            ep = bench_json("epoch", "--endpoint", front_url, "--readers", 2, "--batch", 2,
+                            "--epochs", 2, "--compute-ms", 5, "--misses", *keys)
+            assert [e["misses"] for e in ep["epochs"]] == [8, 0], ep
+        finally:
+            front.terminate()
+            front.wait(10)
         bench_json("epoch", "--endpoint", url, "--readers", 2, "--epochs", 1, "--bucket", "smoke",
                    "--key-prefix", "missing/", "--count", 2, expect_rc=1)
         # Through the delay proxy each GET waits 20 ms: 8 GETs in sequence take >= 160 ms.

@@ -4,6 +4,7 @@ a read verifies the chunks it touches, and damaged bytes are never served as a s
 import os
 
 import pytest
+from botocore.exceptions import ClientError
 
 from conftest import make_client
 
@@ -74,6 +75,28 @@ def test_damaged_chunk_is_never_served_and_is_logged(strata_factory):
     lines = [ln for ln in srv.logs().splitlines() if "CRC64NVME mismatch" in ln]
     assert lines, srv.logs()
     assert all(path in ln and "chunk 1" in ln for ln in lines), lines
+
+
+@pytest.mark.boto3
+def test_damage_in_the_first_block_is_an_error_response(strata_factory):
+    """The first block is read before the response header is sent (they go out in one
+    write), so damage there is answered with an S3 error, not a cut connection."""
+    srv = strata_factory()
+    s3 = make_client(srv, retries={"total_max_attempts": 1})
+    s3.create_bucket(Bucket="integrity")
+    body = os.urandom(5000)
+    before = data_files(srv)
+    s3.put_object(Bucket="integrity", Key="small", Body=body)
+    (path,) = data_files(srv) - before
+    assert s3.get_object(Bucket="integrity", Key="small")["Body"].read() == body
+    flip_byte(path, 4000)
+    with pytest.raises(ClientError) as err:
+        s3.get_object(Bucket="integrity", Key="small")
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    assert err.value.response["Error"]["Code"] == "InternalError"
+    # The connection is still good for the next request.
+    s3.put_object(Bucket="integrity", Key="other", Body=b"fine")
+    assert s3.get_object(Bucket="integrity", Key="other")["Body"].read() == b"fine"
 
 
 @pytest.mark.boto3

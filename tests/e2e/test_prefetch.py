@@ -232,7 +232,11 @@ def test_learned_prefetch_displaces_only_what_the_scan_has_read(upstream, strata
                what="the learned job to end")
     finished = job(srv, learned[0]["id"])
     assert finished["budget_reached"], finished  # stopped for want of room, not at the end
-    time.sleep(1)  # the passes that evict what was displaced
+    # The eviction passes remove what was displaced (one runs at once, then every 250 ms).
+    wait_until(lambda: (metric(srv, "strata_evictions_total", tier="hot") or 0) >= 4 and
+               hot_usage(srv, "tight")[1] <= 0.95 * MiB, srv=srv,
+               what=lambda: f"the displaced copies' eviction: {hot_usage(srv, 'tight')}")
+    time.sleep(0.5)  # two more passes, which must evict nothing more
     objects, used = hot_usage(srv, "tight")
     assert used <= 0.95 * MiB, used
     # Exactly the 4 read copies went; every fetched copy is still there.
