@@ -37,6 +37,7 @@ import tomllib
 import uuid
 
 import pytest
+import requests
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -447,6 +448,20 @@ def error_code(exc) -> str:
 
 def http_status(exc) -> int:
     return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+
+
+def metric(srv, name, **labels):
+    """The value of the sample `name` on srv's /metrics whose labels include `labels`
+    (the first such sample), or None when there is none."""
+    text = requests.get(f"http://{srv.netloc}/metrics", timeout=10).text
+    for line in text.splitlines():
+        m = re.match(r"^(\w+)(?:\{([^}]*)\})? (\S+)$", line)
+        if not m or m.group(1) != name:
+            continue
+        have = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2) or ""))
+        if all(have.get(k) == str(v) for k, v in labels.items()):
+            return float(m.group(3))
+    return None
 
 
 def xml_code(body) -> str:

@@ -14,13 +14,11 @@ tier has a capacity of 1 MiB (high mark 95%, low mark 85%) in front of moto.
 """
 import os
 import random
-import re
 import subprocess
 
 import pytest
-import requests
 
-from conftest import admin_bin, make_client
+from conftest import admin_bin, make_client, metric
 from upstream import cold_config, wait_until
 
 KiB = 1 << 10
@@ -43,15 +41,6 @@ def hot_bytes(srv, bucket):
     import json
     return sum(line["bytes"] for line in json.loads(res.stdout)["buckets"]
                if line["bucket"] == bucket and line["tier"] == "hot")
-
-
-def metric(srv, name, **labels):
-    text = requests.get(f"http://{srv.netloc}/metrics", timeout=10).text
-    for line in text.splitlines():
-        m = re.match(r"^(\w+)\{([^}]*)\} (\S+)$", line)
-        if m and m.group(1) == name and all(f'{k}="{v}"' in m.group(2) for k, v in labels.items()):
-            return float(m.group(3))
-    return None
 
 
 def test_dirty_copies_stay_until_written_back_then_eviction_reaches_the_low_mark(

@@ -27,9 +27,8 @@ import subprocess
 import time
 
 import pytest
-import requests
 
-from conftest import admin_bin, make_client
+from conftest import admin_bin, make_client, metric
 from upstream import cold_config, wait_until
 
 KiB = 1 << 10
@@ -68,16 +67,6 @@ def hot_usage(srv, bucket):
     report = json.loads(admin(srv, "usage", "--json"))
     lines = [l for l in report["buckets"] if l["bucket"] == bucket and l["tier"] == "hot"]
     return sum(l["objects"] for l in lines), sum(l["bytes"] for l in lines)
-
-
-def metric(srv, name, **labels):
-    text = requests.get(f"http://{srv.netloc}/metrics", timeout=10).text
-    for line in text.splitlines():
-        m = re.match(r"^(\w+)(?:\{([^}]*)\})? (\S+)$", line)
-        if m and m.group(1) == name and all(f'{k}="{v}"' in (m.group(2) or "")
-                                            for k, v in labels.items()):
-            return float(m.group(3))
-    return None
 
 
 def seed_upstream(upstream, bucket, keys, size):

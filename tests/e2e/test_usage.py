@@ -18,9 +18,8 @@ import threading
 import time
 
 import pytest
-import requests
 
-from conftest import admin_bin, make_client, unique_bucket
+from conftest import admin_bin, make_client, metric, unique_bucket
 from upstream import wait_until
 
 GiB = float(1 << 30)
@@ -48,19 +47,6 @@ def bucket_rows(srv, bucket):
     """{tier: (objects, bytes)} of one bucket."""
     return {line["tier"]: (line["objects"], line["bytes"])
             for line in usage(srv)["buckets"] if line["bucket"] == bucket}
-
-
-def metric(srv, name, **labels):
-    text = requests.get(f"http://{srv.netloc}/metrics", timeout=10).text
-    want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-    for line in text.splitlines():
-        m = re.match(r"^(\w+)(\{[^}]*\})? (\S+)$", line)
-        if not m or m.group(1) != name:
-            continue
-        got = ",".join(sorted((m.group(2) or "{}")[1:-1].split(","))) if m.group(2) else ""
-        if got == want:
-            return float(m.group(3))
-    return None
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@
 #include "storage/object_store.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
+#include "tests/unit/storage/test_writeback.h"
 
 namespace strata::storage {
 namespace {
@@ -716,16 +717,8 @@ class LocalPlacementBoundTest : public LocalPlacementTest {
     ASSERT_TRUE(store_->CreateBucket(BucketName("bound"), "alice", "", "cold").ok());
   }
   // What the write-back worker records after a successful push.
-  void MarkPushed(const metadata::ObjectRecord& record) {
-    auto item = index_->GetWriteback(record.bucket, record.key);
-    ASSERT_TRUE(item.ok() && item->has_value());
-    metadata::UpstreamCopy copy{record.version_id,
-                                record.etag,
-                                record.last_modified_ms,
-                                {"cold", {{record.etag, record.size}}}};
-    auto finished = index_->FinishWriteback(**item, copy);
-    ASSERT_TRUE(finished.ok() && *finished);
-  }
+  void MarkPushed(const metadata::ObjectRecord& record) { testing::MarkPushed(*index_, record); }
+
   metadata::ObjectRecord Current(const std::string& key) { return Head(key, "bound"); }
   // A pushed version of `key` whose local copy was then evicted.
   metadata::ObjectRecord Evicted(const std::string& key, const std::string& body) {

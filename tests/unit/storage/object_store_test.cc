@@ -9,6 +9,7 @@
 #include "storage/crc64nvme.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
+#include "tests/unit/storage/test_writeback.h"
 
 namespace strata::storage {
 namespace {
@@ -411,16 +412,8 @@ class BoundBucketTest : public ObjectStoreTest {
     return *put;
   }
   // What the write-back worker records after a successful push.
-  void MarkPushed(const metadata::ObjectRecord& record) {
-    auto item = index_->GetWriteback(record.bucket, record.key);
-    ASSERT_TRUE(item.ok() && item->has_value());
-    metadata::UpstreamCopy copy{record.version_id,
-                                record.etag,
-                                record.last_modified_ms,
-                                {"cold", {{record.etag, record.size}}}};
-    auto finished = index_->FinishWriteback(**item, copy);
-    ASSERT_TRUE(finished.ok() && *finished);
-  }
+  void MarkPushed(const metadata::ObjectRecord& record) { testing::MarkPushed(*index_, record); }
+
   metadata::ObjectRecord Current(const std::string& key) {
     auto record = store_->HeadObject(BucketName("bound"), ObjectKey(key));
     EXPECT_TRUE(record.ok());

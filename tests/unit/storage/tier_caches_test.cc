@@ -27,6 +27,7 @@
 #include "storage/object_store.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
+#include "tests/unit/storage/test_writeback.h"
 
 namespace strata::storage {
 namespace {
@@ -124,21 +125,7 @@ class TierCachesTest : public ::testing::Test {
 
   // What the write-back worker records after a successful push: the version gets a
   // placement on the s3 tier and is clean from then on.
-  void MarkPushed(const metadata::ObjectRecord& record) {
-    auto item = index_->GetWriteback(record.bucket, record.key);
-    ASSERT_TRUE(item.ok()) << item.error().message;
-    ASSERT_TRUE(item->has_value()) << record.key.str() << " has no write-back item";
-    metadata::UpstreamCopy copy;
-    copy.version_id = record.version_id;
-    copy.etag = record.etag;
-    copy.last_modified_ms = record.last_modified_ms;
-    copy.placement.tier = "cold";
-    copy.placement.extents.push_back(
-        {metadata::EncodeUpstreamLocation({record.etag, ""}), record.size});
-    auto finished = index_->FinishWriteback(**item, copy);
-    ASSERT_TRUE(finished.ok()) << finished.error().message;
-    EXPECT_TRUE(*finished) << record.key.str();
-  }
+  void MarkPushed(const metadata::ObjectRecord& record) { testing::MarkPushed(*index_, record); }
 
   // Objects k00..k<count-1>, written in that order (k00 the least recently used), pushed
   // (clean) or not (dirty); returns their current records.
