@@ -60,20 +60,18 @@ class Crc64NvmeChecksummer final : public Checksummer {
   std::uint64_t crc_ = 0;
 };
 
-// Digest algorithms fetched once each: from EVP_md5() and the like, OpenSSL 3 looks the
-// algorithm up by name, under a lock, every time a digest starts (once per PUT). Null
-// when this OpenSSL lacks it; EvpDigest then fails as on any other OpenSSL error.
-const EVP_MD* Md5Algorithm() {
-  static EVP_MD* const md = EVP_MD_fetch(nullptr, "MD5", nullptr);
-  return md;
-}
-const EVP_MD* Sha1Algorithm() {
-  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA1", nullptr);
-  return md;
-}
-const EVP_MD* Sha256Algorithm() {
-  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  return md;
+// Digest algorithms fetched once: from EVP_md5() and the like, OpenSSL 3 looks the
+// algorithm up by name, under a lock, every time a digest starts (once per PUT). A null
+// member means this OpenSSL lacks it; EvpDigest then fails as on any other OpenSSL error.
+struct Algorithms {
+  EVP_MD* md5 = EVP_MD_fetch(nullptr, "MD5", nullptr);
+  EVP_MD* sha1 = EVP_MD_fetch(nullptr, "SHA1", nullptr);
+  EVP_MD* sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+};
+
+const Algorithms& Fetched() {
+  static const Algorithms algorithms;
+  return algorithms;
 }
 
 // An EVP digest; on an OpenSSL failure (allocation) the digest comes out empty rather
@@ -210,15 +208,15 @@ std::unique_ptr<Checksummer> MakeChecksummer(ChecksumAlgorithm algorithm) {
     case ChecksumAlgorithm::kCrc64Nvme:
       return std::make_unique<Crc64NvmeChecksummer>();
     case ChecksumAlgorithm::kSha1:
-      return std::make_unique<EvpChecksummer>(Sha1Algorithm());
+      return std::make_unique<EvpChecksummer>(Fetched().sha1);
     case ChecksumAlgorithm::kSha256:
-      return std::make_unique<EvpChecksummer>(Sha256Algorithm());
+      return std::make_unique<EvpChecksummer>(Fetched().sha256);
   }
   return nullptr;
 }
 
 struct Md5::State {
-  EvpDigest digest{Md5Algorithm()};
+  EvpDigest digest{Fetched().md5};
 };
 
 Md5::Md5() : state_(std::make_unique<State>()) {}

@@ -350,7 +350,10 @@ Result<UniqueFd> LocalTier::OpenForRead(std::string_view id) const {
   if (!IsValidId(id)) {
     return Error(ErrorCode::kCorruption, "malformed data file id");
   }
-  const std::string path = DataPath(id);
+  return OpenReadOnly(DataPath(id));
+}
+
+Result<UniqueFd> LocalTier::OpenReadOnly(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     return ErrnoError(errno, "open", path);
@@ -362,13 +365,16 @@ Result<std::shared_ptr<const OpenDataFile>> LocalTier::OpenData(std::string_view
   if (auto cached = open_files_->Find(id)) {
     return cached;
   }
-  auto fd = OpenForRead(id);
+  if (!IsValidId(id)) {
+    return Error(ErrorCode::kCorruption, "malformed data file id");
+  }
+  auto file = std::make_shared<OpenDataFile>();
+  file->path = DataPath(id);
+  auto fd = OpenReadOnly(file->path);
   if (!fd.ok()) {
     return std::move(fd).error();
   }
-  auto file = std::make_shared<OpenDataFile>();
   file->fd = std::move(fd).value();
-  file->path = DataPath(id);
   struct stat st {};
   if (::fstat(file->fd.get(), &st) != 0) {
     return ErrnoError(errno, "stat", file->path);

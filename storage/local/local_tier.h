@@ -150,6 +150,7 @@ class LocalTier {
 
  private:
   LocalTier(std::string name, std::string root, bool fsync, TempFiles temps);
+  static Result<UniqueFd> OpenReadOnly(const std::string& path);
   // A named file in tmp/ (no O_TMPFILE, or kNamed).
   Result<std::unique_ptr<LocalTempFile>> CreateNamedTemp();
   // Puts the file at `to`: links the unnamed file, or renames tmp/<id>.

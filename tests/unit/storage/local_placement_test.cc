@@ -20,6 +20,7 @@
 #include "storage/object_store.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
+#include "tests/unit/storage/test_tier.h"
 #include "tests/unit/storage/test_writeback.h"
 
 namespace strata::storage {
@@ -29,6 +30,7 @@ namespace fs = std::filesystem;
 using std::chrono::system_clock;
 using testing::FilesUnder;
 using testing::Md5Hex;
+using testing::Promoted;
 using testing::RandomBytes;
 using testing::TempDir;
 
@@ -86,20 +88,6 @@ std::string ReadAllFrom(ObjectReader& reader) {
     out.append(buf.data(), *n);
   }
   return out;
-}
-
-// A promoted data file on `tier` holding `body`; returns its id.
-std::string Promoted(LocalTier& tier, const std::string& body) {
-  auto file = tier.CreateTemp();
-  EXPECT_TRUE(file.ok()) << file.error().message;
-  if (!file.ok()) {
-    return "";
-  }
-  for (std::size_t pos = 0; pos < body.size(); pos += kPiece) {
-    EXPECT_TRUE((*file)->Append(std::string_view(body).substr(pos, kPiece)).ok());
-  }
-  EXPECT_TRUE(tier.Promote(**file).ok());
-  return (*file)->id();
 }
 
 // A data file no record names, as a crash would leave one: written straight into data/.

@@ -12,6 +12,7 @@
 
 #include "storage/local/local_object_store.h"
 #include "tests/unit/storage/test_dir.h"
+#include "tests/unit/storage/test_tier.h"
 
 namespace strata::storage {
 namespace {
@@ -56,13 +57,7 @@ class SweepTest : public ::testing::Test {
   }
 
   // A promoted data file that no record names: a crash between promote and commit.
-  std::string PromotedOrphan(const std::string& body) {
-    auto file = tier_->CreateTemp();
-    EXPECT_TRUE(file.ok());
-    EXPECT_TRUE((*file)->Append(body).ok());
-    EXPECT_TRUE(tier_->Promote(**file).ok());
-    return (*file)->id();
-  }
+  std::string PromotedOrphan(const std::string& body) { return testing::Promoted(*tier_, body); }
 
   std::set<std::string> DataFiles() const {
     std::set<std::string> out;

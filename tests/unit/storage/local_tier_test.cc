@@ -10,12 +10,15 @@
 
 #include "storage/local/open_files.h"
 #include "tests/unit/storage/test_dir.h"
+#include "tests/unit/storage/test_tier.h"
 
 namespace strata::storage {
 namespace {
 
 using testing::FilesUnder;
+using testing::Promoted;
 using testing::TempDir;
+using testing::UnlinkedFilesOpenAt;
 using testing::UnnamedFilesOpenUnder;
 
 std::string ReadFile(const std::string& path) {
@@ -67,59 +70,35 @@ TEST(LocalTierTest, WritePromoteReadRemove) {
   EXPECT_TRUE(FilesUnder(dir.path()).empty());
 }
 
-// Descriptors of this process open on `path` after it was unlinked.
-std::size_t DeletedOpen(const std::string& path) {
-  std::size_t count = 0;
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    std::error_code link_ec;
-    if (std::filesystem::read_symlink(it->path(), link_ec).string() == path + " (deleted)") {
-      ++count;
-    }
-  }
-  return count;
-}
-
-Result<std::string> WriteDataFile(LocalTier& tier, std::string_view bytes) {
-  auto file = tier.CreateTemp();
-  if (!file.ok()) {
-    return std::move(file).error();
-  }
-  STRATA_RETURN_IF_ERROR((*file)->Append(bytes));
-  STRATA_RETURN_IF_ERROR(tier.Promote(**file));
-  return (*file)->id();
-}
-
 // OpenData shares one open descriptor per data file, with its size and trailer bytes;
 // Remove forgets it, so no descriptor keeps a removed file's blocks once readers are done.
 TEST(LocalTierTest, OpenDataIsSharedAndRemoveForgetsIt) {
   TempDir dir;
   auto tier = LocalTier::Open("hot", (dir.path() / "hot").string(), false);
   ASSERT_TRUE(tier.ok()) << tier.error().message;
-  auto id = WriteDataFile(**tier, "hello world");
-  ASSERT_TRUE(id.ok()) << id.error().message;
-  const std::string path = (*tier)->DataPath(*id);
-  auto first = (*tier)->OpenData(*id);
+  const std::string id = Promoted(**tier, "hello world");
+  ASSERT_FALSE(id.empty());
+  const std::string path = (*tier)->DataPath(id);
+  auto first = (*tier)->OpenData(id);
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_EQ((*first)->path, path);
   EXPECT_EQ((*first)->size, 11 + 8 + kFooterSize);
   EXPECT_EQ((*first)->tail.size(), kFooterSize);
   EXPECT_EQ((*first)->tail, ReadFile(path).substr(11 + 8));
-  auto again = (*tier)->OpenData(*id);
+  auto again = (*tier)->OpenData(id);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(first->get(), again->get());  // the cached entry, not a second open
 
   // A reader holding the file keeps reading it after the remove; the cache lets go.
-  ASSERT_TRUE((*tier)->Remove(*id).ok());
-  EXPECT_EQ(DeletedOpen(path), 1u);
+  ASSERT_TRUE((*tier)->Remove(id).ok());
+  EXPECT_EQ(UnlinkedFilesOpenAt(path), 1u);
   char byte = 0;
   EXPECT_EQ(::pread((*first)->fd.get(), &byte, 1, 6), 1);
   EXPECT_EQ(byte, 'w');
   first->reset();
   again->reset();
-  EXPECT_EQ(DeletedOpen(path), 0u);
-  EXPECT_EQ((*tier)->OpenData(*id).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(UnlinkedFilesOpenAt(path), 0u);
+  EXPECT_EQ((*tier)->OpenData(id).error().code, ErrorCode::kNotFound);
 }
 
 TEST(OpenFilesTest, BoundedAndNeverKeepsAnUnlinkedFile) {
@@ -129,14 +108,13 @@ TEST(OpenFilesTest, BoundedAndNeverKeepsAnUnlinkedFile) {
   OpenFiles cache(32);
   std::vector<std::string> ids;
   for (int i = 0; i < 100; ++i) {
-    auto id = WriteDataFile(**tier, "x");
-    ASSERT_TRUE(id.ok());
-    auto fd = (*tier)->OpenForRead(*id);
+    const std::string id = Promoted(**tier, "x");
+    auto fd = (*tier)->OpenForRead(id);
     ASSERT_TRUE(fd.ok());
     auto file = std::make_shared<OpenDataFile>();
     file->fd = std::move(fd).value();
-    cache.Insert(*id, std::move(file));
-    ids.push_back(*id);
+    cache.Insert(id, std::move(file));
+    ids.push_back(id);
   }
   EXPECT_LE(cache.size(), 32u);
   EXPECT_NE(cache.Find(ids.back()), nullptr);  // the newest of its shard stays
@@ -144,15 +122,14 @@ TEST(OpenFilesTest, BoundedAndNeverKeepsAnUnlinkedFile) {
   EXPECT_EQ(cache.Find(ids.back()), nullptr);
 
   // Opened, then unlinked before it reached the cache (a remove racing a reader).
-  auto id = WriteDataFile(**tier, "y");
-  ASSERT_TRUE(id.ok());
-  auto fd = (*tier)->OpenForRead(*id);
+  const std::string id = Promoted(**tier, "y");
+  auto fd = (*tier)->OpenForRead(id);
   ASSERT_TRUE(fd.ok());
-  ASSERT_EQ(::unlink((*tier)->DataPath(*id).c_str()), 0);
+  ASSERT_EQ(::unlink((*tier)->DataPath(id).c_str()), 0);
   auto file = std::make_shared<OpenDataFile>();
   file->fd = std::move(fd).value();
-  cache.Insert(*id, std::move(file));
-  EXPECT_EQ(cache.Find(*id), nullptr);
+  cache.Insert(id, std::move(file));
+  EXPECT_EQ(cache.Find(id), nullptr);
 }
 
 // Where O_TMPFILE is missing (or TempFiles::kNamed), files are written as tmp/<id> and
