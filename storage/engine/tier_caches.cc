@@ -254,6 +254,9 @@ void TierCaches::ReleaseRoom(std::uint64_t bytes) {
   }
   std::lock_guard lock(tier->mu);
   tier->reserved -= static_cast<std::int64_t>(bytes);
+  if (tier->measuring) {
+    tier->released_while_measuring += static_cast<std::int64_t>(bytes);
+  }
 }
 
 void TierCaches::OnRead(const metadata::ObjectRecord& record) {
@@ -339,8 +342,20 @@ Result<void> TierCaches::RunPass() {
   if (tiers_.empty()) {
     return Ok();
   }
+  for (const auto& tier : tiers_) {
+    std::lock_guard lock(tier->mu);
+    tier->measuring = true;
+    tier->released_while_measuring = 0;
+  }
   auto rows = index_.Usage();
+  if (options_.after_usage_read) {
+    options_.after_usage_read();
+  }
   if (!rows.ok()) {
+    for (const auto& tier : tiers_) {
+      std::lock_guard lock(tier->mu);
+      tier->measuring = false;
+    }
     return std::move(rows).error();
   }
   std::map<std::string, std::int64_t, std::less<>> used;
@@ -408,7 +423,10 @@ void TierCaches::PassOver(Tier& tier, std::int64_t used) {
   for (auto& entry : kept) {
     tier.policy.Insert(std::move(entry));
   }
-  tier.room = high - used - tier.reserved;  // prefetches in flight are not in `used` yet
+  // Fills and prefetches in flight are not in `used` yet; those that ended during the
+  // pass may not be either.
+  tier.room = high - used - tier.reserved - tier.released_while_measuring;
+  tier.measuring = false;
   tier.stats.used = used;
   tier.stats.resident = tier.policy.size();
   tier.stats.evictions += evictions;

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +43,9 @@ namespace strata::storage {
 struct TierCacheOptions {
   std::chrono::milliseconds interval{250};
   std::size_t sketch_width = std::size_t{1} << 20;
+  // Called by each pass between its read of the usage counters and its update of the
+  // rooms (tests: a fill that lands in that window).
+  std::function<void()> after_usage_read;
 };
 
 struct TierCacheStats {
@@ -102,8 +106,14 @@ class TierCaches {
     const TierConfig& config;
     mutable std::mutex mu;
     CachePolicy policy;
-    std::int64_t room = 0;           // below the high mark; admission spends it until the next pass
-    std::int64_t reserved = 0;       // ReserveRoom'd, not landed yet
+    std::int64_t room = 0;      // below the high mark; admission spends it until the next pass
+    std::int64_t reserved = 0;  // ReserveRoom'd, not landed yet
+    // Released while a pass measures (from before its usage read until it sets `room`):
+    // such a fill may have landed after the read, so the pass leaves its bytes out of
+    // the room too. One that landed before is then counted twice until the next pass;
+    // erring that way never lets the tier pass its high mark.
+    bool measuring = false;
+    std::int64_t released_while_measuring = 0;
     std::vector<CacheEntry> doomed;  // displaced by admissions, to evict
     TierCacheStats stats;
   };

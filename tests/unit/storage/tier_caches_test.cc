@@ -417,6 +417,42 @@ TEST_F(TierCachesTest, ReserveRoomSpendsOnlyTheRoomBelowTheHighMark) {
   EXPECT_EQ(Stats().refused, 1u);
 }
 
+// A fill that lands while a pass measures, after its read of the usage, is in neither
+// that usage nor (released) the reservations: the pass must still leave its bytes out of
+// the room, or admission lets the tier pass its high mark and the next pass evicts down
+// to the low mark what a training epoch would have hit. The pass after counts it once.
+TEST_F(TierCachesTest, AFillLandingDuringAPassStaysOutOfTheRoom) {
+  const auto high = static_cast<std::uint64_t>(Mark(kHighWatermark));
+  const auto object = static_cast<std::uint64_t>(kObject);
+  bool armed = false;
+  TierCaches* measured_ptr = nullptr;
+  TierCacheOptions options;
+  options.after_usage_read = [&] {
+    if (armed) {
+      armed = false;
+      Put("filled", 1);
+      measured_ptr->ReleaseRoom(object);
+    }
+  };
+  TierCaches measured(config_, *index_, *store_, options);
+  measured_ptr = &measured;
+  ASSERT_TRUE(measured.Load().ok());
+  ASSERT_TRUE(measured.RunPass().ok());  // an empty tier: all of the high mark is room
+  ASSERT_TRUE(measured.AdmitFill(Miss("filled")));
+
+  armed = true;
+  ASSERT_TRUE(measured.RunPass().ok());
+  ASSERT_FALSE(armed) << "the fill landed during the pass";
+  EXPECT_EQ(HotBytes(), kObject);
+  EXPECT_FALSE(measured.ReserveRoom(high - object + 1)) << "the landed fill was left in the room";
+  ASSERT_TRUE(measured.ReserveRoom(high - object));
+  measured.ReleaseRoom(high - object);
+
+  ASSERT_TRUE(measured.RunPass().ok());
+  EXPECT_FALSE(measured.ReserveRoom(high - object + 1));
+  EXPECT_TRUE(measured.ReserveRoom(high - object)) << "counted twice by the pass after";
+}
+
 // A learned prefetch out of room displaces only the copies it names (those its scan has
 // read in this epoch), never any other: the ids it used leave the vector, unknown ones
 // are dropped, and the next pass evicts the displaced copies.
