@@ -30,6 +30,9 @@ struct ServerConfig {
   // false: pread/pwrite on the I/O threads (storage/data_path.h).
   bool io_uring = true;
   std::size_t max_header_bytes = 16 * 1024;
+  // The index's block cache (RocksDB, shared by its column families): the index rows of
+  // recently read keys stay decompressed in memory.
+  std::size_t index_cache_bytes = std::size_t{64} << 20;
   std::chrono::milliseconds header_timeout{10'000};  // whole request header must arrive
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive and body inactivity
   std::chrono::milliseconds shutdown_grace{10'000};  // in-flight requests on SIGTERM

@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
   auto index = metadata::Index::Open(
       config->server.data_dir + "/index",
       metadata::IndexOptions{.sync = config->server.fsync,
-                             .lifecycle_day_ms = config->lifecycle.day.count()});
+                             .lifecycle_day_ms = config->lifecycle.day.count(),
+                             .block_cache_bytes = config->server.index_cache_bytes});
   if (!index.ok()) {
     return Fail("cannot open the index: " + index.error().message);
   }

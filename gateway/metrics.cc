@@ -494,6 +494,14 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
   if (sample.usage) {
     RenderUsage(w, *sample.usage);
   }
+  if (sample.index_cache) {
+    w.Family("strata_index_cache_capacity_bytes", "gauge",
+             "Size of the index's block cache (server.index_cache).");
+    w.Sample("strata_index_cache_capacity_bytes", {}, sample.index_cache->capacity);
+    w.Family("strata_index_cache_bytes", "gauge",
+             "Bytes of index blocks the block cache holds now.");
+    w.Sample("strata_index_cache_bytes", {}, sample.index_cache->used);
+  }
   if (!sample.tier_caches.empty()) {
     RenderTierCaches(w, sample.tier_caches);
   }
@@ -531,6 +539,7 @@ std::string GatewayMetrics::Scrape(const Services& services) const {
   if (usage.ok()) {
     sample.usage = std::move(usage).value();
   }
+  sample.index_cache = services.index.BlockCache();
   if (services.tier_caches != nullptr) {
     sample.tier_caches = services.tier_caches->stats();
   }

@@ -24,6 +24,7 @@
 
 #include "gateway/operation.h"
 #include "gateway/usage_report.h"
+#include "metadata/index.h"
 #include "storage/engine/lifecycle_worker.h"
 #include "storage/engine/prefetch_jobs.h"
 #include "storage/engine/tier_caches.h"
@@ -142,7 +143,8 @@ struct ScrapeSample {
   std::optional<FetchSample> fetch;                  // nullopt: no upstream configured
   std::optional<WritebackSample> writeback;          // nullopt: no upstream configured
   std::optional<UsageReport> usage;                  // nullopt: not read (no index, or it failed)
-  std::vector<storage::TierCacheStats> tier_caches;  // local tiers with a capacity
+  std::optional<metadata::IndexCacheStats> index_cache;  // nullopt: no index
+  std::vector<storage::TierCacheStats> tier_caches;      // local tiers with a capacity
   double uptime_seconds = 0;
   std::uint64_t checksum_mismatches = 0;        // storage::ChecksumMismatches()
   std::uint64_t send_block_bytes = 0;           // SendBlockBytes()

@@ -6,6 +6,7 @@
 // methods on the blocking pool. Key schema: metadata/README.md.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,6 +26,14 @@ struct IndexOptions {
   // The length of a lifecycle "day" (config [lifecycle] day), for the due times the index
   // queues when a key of a bucket with lifecycle rules changes.
   std::int64_t lifecycle_day_ms = 86'400'000;
+  // RocksDB's block cache, shared by every column family (config server.index_cache).
+  std::size_t block_cache_bytes = std::size_t{64} << 20;
+};
+
+// The block cache: its size and the bytes of blocks it holds now.
+struct IndexCacheStats {
+  std::uint64_t capacity = 0;
+  std::uint64_t used = 0;
 };
 
 // A bucket whose lifecycle rules changed since its keys were last queued; `token` tells
@@ -251,6 +260,8 @@ class Index {
                                                                const UpstreamCopy& copy) = 0;
   // Items and bytes waiting, kept in memory (counted at open, updated by every commit).
   virtual WritebackTotals WritebackBacklog() const = 0;
+
+  virtual IndexCacheStats BlockCache() const = 0;
 
   // Lifecycle (metadata/README.md). Every change of a key in a bucket with rules queues
   // a due row for the key (metadata/lifecycle.h's NextKeyDue over its new versions), and

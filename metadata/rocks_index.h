@@ -108,6 +108,7 @@ class RocksIndex final : public Index {
   Result<void> DeferWriteback(const WritebackItem& item, std::int64_t retry_ms,
                               const std::string& error) override;
   WritebackTotals WritebackBacklog() const override;
+  IndexCacheStats BlockCache() const override;
   Result<bool> ChangeVersion(const BucketName& bucket, const ObjectKey& key,
                              const VersionId& version_id, const std::string& etag,
                              std::int64_t last_modified_ms,

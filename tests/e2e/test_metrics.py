@@ -169,6 +169,8 @@ def test_counters_move_by_exactly_the_requests_made(server, s3, bucket):
     assert after.get("process_resident_memory_bytes") > 1 << 20
     assert after.get("process_open_fds") > 0
     assert after.types["strata_checksum_mismatches_total"] == "counter"
+    assert after.get("strata_index_cache_capacity_bytes") == 64 * MiB  # the default
+    assert 0 <= after.get("strata_index_cache_bytes") <= 64 * MiB
     build = after.series("strata_build_info")
     assert len(build) == 1 and list(build.values()) == [1.0], build
     assert dict(next(iter(build))).get("version"), build

@@ -72,6 +72,7 @@ TEST(ConfigTest, EmbeddedDefaultParses) {
   EXPECT_TRUE(c.server.fsync);
   EXPECT_TRUE(c.server.io_uring);
   EXPECT_EQ(c.server.max_header_bytes, 16u * 1024);
+  EXPECT_EQ(c.server.index_cache_bytes, std::size_t{64} << 20);
   EXPECT_EQ(c.server.header_timeout, milliseconds(10'000));
   EXPECT_EQ(c.server.idle_timeout, milliseconds(60'000));
   EXPECT_EQ(c.server.shutdown_grace, milliseconds(10'000));
@@ -136,6 +137,7 @@ domain = "s3.example.com"
 fsync = false
 io_uring = false
 max_header_bytes = 65536
+index_cache = "1GiB"
 header_timeout = "250ms"
 idle_timeout = "2m"
 shutdown_grace = "0s"
@@ -191,6 +193,7 @@ interval = "1h30m"
   EXPECT_FALSE(r->server.metrics);
   EXPECT_FALSE(r->server.io_uring);
   EXPECT_EQ(r->server.max_header_bytes, 65536u);
+  EXPECT_EQ(r->server.index_cache_bytes, std::size_t{1} << 30);
   EXPECT_EQ(r->server.header_timeout, milliseconds(250));
   EXPECT_EQ(r->server.idle_timeout, milliseconds(120'000));
   EXPECT_EQ(r->server.shutdown_grace, milliseconds(0));
@@ -281,6 +284,11 @@ TEST(ConfigTest, ServerScalars) {
   EXPECT_CONFIG_ERROR(Server("max_header_bytes = -1"), "server.max_header_bytes:", "negative");
   EXPECT_CONFIG_ERROR(Server("max_header_bytes = 10"), "server.max_header_bytes:");
   EXPECT_CONFIG_ERROR(Server("max_header_bytes = true"), "server.max_header_bytes:");
+  EXPECT_CONFIG_ERROR(Server("index_cache = \"lots\""), "server.index_cache:");
+  EXPECT_CONFIG_ERROR(Server("index_cache = -1"), "server.index_cache:", "negative");
+  EXPECT_CONFIG_ERROR(Server("index_cache = \"512KiB\""), "server.index_cache:", "1MiB");
+  EXPECT_CONFIG_ERROR(Server("index_cache = \"2TiB\""), "server.index_cache:", "1TiB");
+  EXPECT_CONFIG_ERROR(Server("index_cache = false"), "server.index_cache:");
   EXPECT_CONFIG_ERROR(Server("header_timeout = 10"), "server.header_timeout:", "duration");
   EXPECT_CONFIG_ERROR(Server("header_timeout = \"0s\""), "server.header_timeout:", "zero");
   EXPECT_CONFIG_ERROR(Server("idle_timeout = \"10 parsecs\""), "server.idle_timeout:");

@@ -134,6 +134,7 @@ TEST(GatewayMetrics, ConnectionsAndSample) {
   sample.send_block_bytes = 524288;
   sample.resident_bytes = 1 << 20;
   sample.open_fds = 12;
+  sample.index_cache = metadata::IndexCacheStats{.capacity = 64 << 20, .used = 4096};
   auto text = metrics.Render(sample);
   EXPECT_TRUE(HasLine(text, "# TYPE strata_connections_open gauge")) << text;
   EXPECT_TRUE(HasLine(text, "strata_connections_open 2")) << text;
@@ -144,8 +145,11 @@ TEST(GatewayMetrics, ConnectionsAndSample) {
   EXPECT_TRUE(HasLine(text, "strata_uptime_seconds 1.5")) << text;
   EXPECT_TRUE(HasLine(text, "process_resident_memory_bytes 1048576")) << text;
   EXPECT_TRUE(HasLine(text, "process_open_fds 12")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_index_cache_capacity_bytes 67108864")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_index_cache_bytes 4096")) << text;
   // What could not be read is left out rather than reported as 0.
   EXPECT_EQ(text.find("process_cpu_seconds_total"), std::string::npos) << text;
+  EXPECT_EQ(metrics.Render(ScrapeSample{}).find("strata_index_cache"), std::string::npos);
   bool build_info = false;
   for (const auto& line : Lines(text)) {
     build_info |= line.starts_with("strata_build_info{version=\"") && line.ends_with("\"} 1");

@@ -354,6 +354,28 @@ TEST_F(RocksIndexTest, ManyBucketsAcrossReopenUsePrefixFilterCorrectly) {
             ErrorCode::kNotFound);
 }
 
+// The block cache is the configured size, and rows read from the index's files (after a
+// reopen, the memtable is flushed to one) come to stay in it.
+TEST_F(RocksIndexTest, BlockCacheHasTheConfiguredSizeAndKeepsReadRows) {
+  MakeBucket("b");
+  for (int k = 0; k < 200; ++k) {
+    ASSERT_TRUE(index_->PutObject(Obj("b", "key" + std::to_string(k))).ok());
+  }
+  index_.reset();
+  constexpr std::size_t kCache = std::size_t{3} << 20;
+  auto opened =
+      Index::Open(dir_.string(), IndexOptions{.sync = false, .block_cache_bytes = kCache});
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  index_ = std::move(opened).value();
+  EXPECT_EQ(index_->BlockCache().capacity, kCache);
+  const std::uint64_t before = index_->BlockCache().used;
+  for (int k = 0; k < 200; ++k) {
+    ASSERT_TRUE(index_->GetObject(BucketName("b"), ObjectKey("key" + std::to_string(k))).ok());
+  }
+  EXPECT_GT(index_->BlockCache().used, before);
+  EXPECT_LE(index_->BlockCache().used, kCache);
+}
+
 TEST_F(RocksIndexTest, SecondOpenOfSameDirIsUnavailable) {
   auto second = Index::Open(dir_.string(), IndexOptions{});
   ASSERT_FALSE(second.ok());
