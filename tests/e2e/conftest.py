@@ -217,6 +217,24 @@ def admin_bin() -> str:
     return path
 
 
+def run_admin(config_path, *args, timeout=120):
+    """`strata-admin --config CONFIG ARGS...`, its output captured, its stdin closed (so
+    a prompt cannot hang a test)."""
+    return subprocess.run([admin_bin(), "--config", str(config_path), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def admin(srv, *args, timeout=120):
+    """strata-admin ARGS... against the server `srv`: what it printed; the test fails when
+    it exits non-zero."""
+    res = run_admin(srv.config_path, *args, timeout=timeout)
+    if res.returncode != 0:
+        pytest.fail(f"strata-admin {' '.join(map(str, args))} exited {res.returncode}\n"
+                    f"stdout:\n{res.stdout}\nstderr:\n{res.stderr}")
+    return res.stdout
+
+
 # ---------------------------------------------------------------------------------------
 # The server process
 

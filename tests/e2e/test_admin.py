@@ -5,25 +5,14 @@ parse_credentials also accepts "access key: X" / "secret_key = Y" lines.
 """
 import json
 import re
-import subprocess
 import uuid
 
 import pytest
 import requests
 
 import s3sign
-from conftest import (ADMIN_SK, OTHER_AK, OTHER_SK, admin_bin, make_client, raises_s3,
+from conftest import (ADMIN_SK, OTHER_AK, OTHER_SK, admin, make_client, raises_s3, run_admin,
                       raw_exchange, unique_bucket)
-
-
-def admin(srv, *args, check=True, timeout=60):
-    res = subprocess.run([admin_bin(), "--config", str(srv.config_path), *args],
-                         capture_output=True, text=True, timeout=timeout,
-                         stdin=subprocess.DEVNULL)
-    if check and res.returncode != 0:
-        pytest.fail(f"strata-admin {' '.join(args)} exited {res.returncode}\n"
-                    f"stdout:\n{res.stdout}\nstderr:\n{res.stderr}")
-    return res
 
 
 def _find_json_creds(obj):
@@ -61,7 +50,7 @@ def parse_credentials(text):
 
 
 def listed_keys(srv):
-    return admin(srv, "user", "list").stdout
+    return admin(srv, "user", "list")
 
 
 @pytest.fixture
@@ -76,7 +65,7 @@ def test_user_create_list_delete(admin_server):
     assert ADMIN_SK not in before and OTHER_SK not in before, "user list must not show secrets"
 
     name = "e2e-" + uuid.uuid4().hex[:10]
-    ak, sk = parse_credentials(admin(srv, "user", "create", name).stdout)
+    ak, sk = parse_credentials(admin(srv, "user", "create", name))
     assert ak == name and sk and ak != sk
     listing = listed_keys(srv)
     assert ak in listing, listing
@@ -106,7 +95,7 @@ def test_user_create_list_delete(admin_server):
 
 def test_created_user_survives_restart(admin_server):
     srv = admin_server
-    ak, sk = parse_credentials(admin(srv, "user", "create", "e2e-restart").stdout)
+    ak, sk = parse_credentials(admin(srv, "user", "create", "e2e-restart"))
     srv.restart()
     make_client(srv, ak, sk).list_buckets()
     admin(srv, "user", "delete", ak)
@@ -116,14 +105,14 @@ def test_created_user_survives_restart(admin_server):
 
 
 def test_delete_unknown_user_fails(admin_server):
-    res = admin(admin_server, "user", "delete", "NO-SUCH-USER-KEY", check=False)
+    res = run_admin(admin_server.config_path, "user", "delete", "NO-SUCH-USER-KEY")
     assert res.returncode != 0
     assert "NO-SUCH-USER-KEY" in res.stdout + res.stderr
 
 
 def test_admin_with_server_down_fails_cleanly(admin_server):
     admin_server.stop()
-    res = admin(admin_server, "user", "list", check=False, timeout=60)
+    res = run_admin(admin_server.config_path, "user", "list", timeout=60)
     assert res.returncode != 0
     assert "Traceback" not in res.stderr and "terminate called" not in res.stderr
 

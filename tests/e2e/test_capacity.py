@@ -12,13 +12,11 @@ tier has a capacity of 1 MiB (high mark 95%, low mark 85%) in front of moto.
     tier stays under its capacity throughout.
   - An object larger than the whole tier streams through and is not cached.
 """
+import json
 import os
 import random
-import subprocess
 
-import pytest
-
-from conftest import admin_bin, make_client, metric
+from conftest import admin, make_client, metric
 from upstream import cold_config, wait_until
 
 KiB = 1 << 10
@@ -35,11 +33,7 @@ def small_hot(upstream, delay):
 
 
 def hot_bytes(srv, bucket):
-    res = subprocess.run([admin_bin(), "--config", str(srv.config_path), "usage", "--json"],
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, res.stderr
-    import json
-    return sum(line["bytes"] for line in json.loads(res.stdout)["buckets"]
+    return sum(line["bytes"] for line in json.loads(admin(srv, "usage", "--json"))["buckets"]
                if line["bucket"] == bucket and line["tier"] == "hot")
 
 
@@ -57,9 +51,7 @@ def test_dirty_copies_stay_until_written_back_then_eviction_reaches_the_low_mark
     assert hot_bytes(srv, "ckpt") == 24 * OBJECT  # nothing dirty went
     assert metric(srv, "strata_evictions_total", tier="hot") == 0
 
-    res = subprocess.run([admin_bin(), "--config", str(srv.config_path), "flush"],
-                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, res.stdout + res.stderr
+    admin(srv, "flush")
     wait_until(lambda: hot_bytes(srv, "ckpt") <= 0.85 * CAPACITY,
                what=lambda: f"the hot tier under its low mark: {hot_bytes(srv, 'ckpt')}", srv=srv)
     assert hot_bytes(srv, "ckpt") > 0.5 * CAPACITY  # evicted down to the mark, not emptied

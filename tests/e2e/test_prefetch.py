@@ -23,12 +23,10 @@ import json
 import os
 import random
 import re
-import subprocess
 import time
 
-import pytest
 
-from conftest import admin_bin, make_client, metric
+from conftest import admin, make_client, metric, run_admin
 from upstream import cold_config, wait_until
 
 KiB = 1 << 10
@@ -42,17 +40,6 @@ def strata_with(upstream, strata_factory, capacity=None, **prefetch):
         overrides["tiers"][0].update({"capacity": capacity, "high_watermark": 0.95,
                                       "low_watermark": 0.85})
     return strata_factory(overrides)
-
-
-def admin_run(srv, *args):
-    return subprocess.run([admin_bin(), "--config", str(srv.config_path), *args],
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-
-
-def admin(srv, *args):
-    res = admin_run(srv, *args)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return res.stdout
 
 
 def job(srv, job_id):
@@ -160,12 +147,12 @@ def test_budget_cancel_and_bad_requests(upstream, strata_factory):
         (("prefetch", "start"), "usage"),
         (("prefetch", "start", "big", "p1", "p2"), "usage"),
     ]:
-        res = admin_run(srv, *args)
+        res = run_admin(srv.config_path, *args)
         assert res.returncode != 0 and needle in res.stderr, (args, res.stderr)
 
     local_only = strata_factory(name="local")
     make_client(local_only).create_bucket(Bucket="mine")
-    res = admin_run(local_only, "prefetch", "start", "mine")
+    res = run_admin(local_only.config_path, "prefetch", "start", "mine")
     assert res.returncode == 1 and "InvalidRequest" in res.stderr, res.stderr
 
 

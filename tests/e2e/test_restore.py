@@ -18,13 +18,12 @@ lifecycle day of one second (restore Days count lifecycle days).
 """
 import json
 import os
-import subprocess
 import time
 
 import pytest
 
 import s3sign
-from conftest import ADMIN_AK, ADMIN_SK, admin_bin, make_client, raises_s3, raw_exchange
+from conftest import ADMIN_AK, ADMIN_SK, admin, make_client, raises_s3, raw_exchange
 from upstream import cold_config, wait_until
 
 KiB = 1 << 10
@@ -35,13 +34,6 @@ def srv(upstream, strata_factory):
     overrides = cold_config(upstream, "0s")
     overrides["lifecycle"] = {"day": "1s", "interval": "1s"}
     return strata_factory(overrides)
-
-
-def admin(srv, *args):
-    res = subprocess.run([admin_bin(), "--config", str(srv.config_path), *args],
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return res.stdout
 
 
 def hot_objects(srv, bucket):

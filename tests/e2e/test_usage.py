@@ -13,13 +13,12 @@ tier's price_per_gb_month, from `strata-admin --config F usage` (a table; JSON w
 """
 import json
 import re
-import signal
 import threading
 import time
 
 import pytest
 
-from conftest import admin_bin, make_client, metric, unique_bucket
+from conftest import admin, make_client, metric, run_admin, unique_bucket
 from upstream import wait_until
 
 GiB = float(1 << 30)
@@ -28,19 +27,11 @@ WARM_PRICE = 0.25
 
 
 def usage(srv):
-    import subprocess
-    res = subprocess.run([admin_bin(), "--config", str(srv.config_path), "usage", "--json"],
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
+    return json.loads(admin(srv, "usage", "--json"))
 
 
 def usage_table(srv):
-    import subprocess
-    res = subprocess.run([admin_bin(), "--config", str(srv.config_path), "usage"],
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, res.stderr
-    return res.stdout
+    return admin(srv, "usage")
 
 
 def bucket_rows(srv, bucket):
@@ -139,12 +130,10 @@ def test_cost_table_and_metrics(srv):
 
 
 def test_usage_needs_an_admin(srv):
-    import subprocess
     cfg = srv.config_path.read_text().replace("admin = true", "admin = false")
     other = srv.config_path.with_name("nonadmin.toml")
     other.write_text(cfg)
-    res = subprocess.run([admin_bin(), "--config", str(other), "usage"], capture_output=True,
-                         text=True, timeout=60, stdin=subprocess.DEVNULL)
+    res = run_admin(other, "usage", timeout=60)
     assert res.returncode != 0
 
 
@@ -191,10 +180,8 @@ def test_written_back_and_evicted_objects_count_on_their_tiers(cold_strata):
     s3.put_object(Bucket=b, Key="k", Body=b"c" * 4096)
     wait_until(lambda: bucket_rows(srv, b) == {"hot": (1, 4096), "cold": (1, 4096)},
                what=lambda: f"the write-back to count on cold: {bucket_rows(srv, b)}", srv=srv)
-    import subprocess
-    res = subprocess.run([admin_bin(), "--config", str(srv.config_path), "evict", b, "k"],
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert res.returncode == 0 and '"evicted":true' in res.stdout, res.stdout + res.stderr
+    evicted = admin(srv, "evict", b, "k")
+    assert '"evicted":true' in evicted, evicted
     assert bucket_rows(srv, b) == {"cold": (1, 4096)}
     tiers = {t["tier"]: t for t in usage(srv)["tiers"]}
     assert tiers["cold"]["kind"] == "s3"

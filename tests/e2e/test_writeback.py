@@ -26,13 +26,12 @@ import io
 import json
 import os
 import random
-import subprocess
 
 import boto3.s3.transfer
 import pytest
 
 import s3sign
-from conftest import (ADMIN_AK, ADMIN_SK, admin_bin, make_client, raises_s3, raw_exchange)
+from conftest import ADMIN_AK, ADMIN_SK, make_client, raises_s3, raw_exchange, run_admin
 from test_metrics import scrape, scrape_until
 from upstream import wait_until
 
@@ -97,12 +96,6 @@ def flush(srv, timeout):
                          timeout=timeout + 30)
     assert resp.status in (200, 503), resp
     return resp.status, check_backlog_json(resp.body)
-
-
-def strata_admin(srv, *args, timeout=120):
-    return subprocess.run([admin_bin(), "--config", str(srv.config_path), *args],
-                          capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
 
 
 def wait_upstream(upstream, bucket, key, body, srv, timeout=PUSH_TIMEOUT):
@@ -286,19 +279,19 @@ def test_admin_writeback_and_flush(upstream, cold_strata):
     assert doc["objects"] == 2, doc
     assert doc["bytes"] == sum(map(len, bodies.values())), doc
     assert doc["failing"] == [], doc
-    res = strata_admin(srv, "writeback")
+    res = run_admin(srv.config_path, "writeback")
     assert res.returncode == 0, res
     printed = check_backlog_json(res.stdout)
     assert (printed["objects"], printed["bytes"]) == (doc["objects"], doc["bytes"]), printed
 
-    res = strata_admin(srv, "flush", "--timeout", "60")
+    res = run_admin(srv.config_path, "flush", "--timeout", "60")
     assert res.returncode == 0, f"strata-admin flush failed\n{res.stdout}\n{res.stderr}"
     for k, b in bodies.items():   # flush returned: everything is upstream already
         assert upstream.body("adm", k) == b, k
         assert wb_state(s3, "adm", k) == "done"
     doc = backlog(srv)
     assert (doc["objects"], doc["bytes"]) == (0, 0), doc
-    printed = check_backlog_json(strata_admin(srv, "writeback").stdout)
+    printed = check_backlog_json(run_admin(srv.config_path, "writeback").stdout)
     assert printed["objects"] == 0, printed
 
     # Flushing an empty backlog answers at once.
@@ -316,12 +309,12 @@ def test_flush_times_out_while_the_upstream_is_down(upstream, cold_strata):
     status, doc = flush(srv, 2)
     assert status == 503, doc
     assert doc["objects"] == 1 and doc["bytes"] == len(b"waiting for the upstream"), doc
-    res = strata_admin(srv, "flush", "--timeout", "2")
+    res = run_admin(srv.config_path, "flush", "--timeout", "2")
     assert res.returncode != 0, res
     assert "Traceback" not in res.stderr and "terminate called" not in res.stderr
 
     upstream.proxy.start()
-    res = strata_admin(srv, "flush", "--timeout", "90")
+    res = run_admin(srv.config_path, "flush", "--timeout", "90")
     assert res.returncode == 0, f"strata-admin flush failed\n{res.stdout}\n{res.stderr}"
     assert upstream.body("stuck", "k") == b"waiting for the upstream"
 
