@@ -261,6 +261,7 @@ class Index {
   // Items and bytes waiting, kept in memory (counted at open, updated by every commit).
   virtual WritebackTotals WritebackBacklog() const = 0;
 
+  // The block cache (IndexOptions::block_cache_bytes) and what it holds now; for metrics.
   virtual IndexCacheStats BlockCache() const = 0;
 
   // Lifecycle (metadata/README.md). Every change of a key in a bucket with rules queues

@@ -20,7 +20,7 @@ import threading
 import time
 
 
-from conftest import make_client, raises_s3
+from conftest import admin, make_client, raises_s3
 from upstream import wait_until
 
 KiB, MiB = 1 << 10, 1 << 20
@@ -247,7 +247,7 @@ def test_evicted_copy_reads_through_again(upstream, cold_strata):
     eviction later): HEAD and listings still answer from the index without fetching
     bytes, the next GET reads them back through and restores the local copy."""
     import json
-    from test_writeback import flush, strata_admin
+    from test_writeback import flush
 
     srv = cold_strata(delay="60s")
     s3 = make_client(srv)
@@ -257,9 +257,7 @@ def test_evicted_copy_reads_through_again(upstream, cold_strata):
                         Metadata={"epoch": "3"})
 
     def evict():
-        res = strata_admin(srv, "evict", "evict", "ckpt")
-        assert res.returncode == 0, res
-        return json.loads(res.stdout)["evicted"]
+        return json.loads(admin(srv, "evict", "evict", "ckpt"))["evicted"]
 
     # Dirty until pushed: its only copy is local, so it stays.
     assert evict() is False
@@ -294,7 +292,7 @@ def test_copies_of_objects_only_the_upstream_has(upstream, cold_strata):
     and from a version whose local copy was evicted: the source is read through onto the
     hot tier first, and the copy is byte-exact (and is itself written back)."""
     import json
-    from test_writeback import flush, strata_admin
+    from test_writeback import flush
 
     seed_body = os.urandom(1 * MiB + 5)
     seed(upstream, "origin", {"data/seed.bin": seed_body})
@@ -333,8 +331,7 @@ def test_copies_of_objects_only_the_upstream_has(upstream, cold_strata):
     body = os.urandom(300 * KiB)
     s3.put_object(Bucket="dest", Key="evicted", Body=body)
     assert flush(srv, 60)[0] == 200
-    res = strata_admin(srv, "evict", "dest", "evicted")
-    assert res.returncode == 0 and json.loads(res.stdout)["evicted"] is True, res
+    assert json.loads(admin(srv, "evict", "dest", "evicted"))["evicted"] is True
     s3.copy_object(Bucket="dest", Key="evicted-copy",
                    CopySource={"Bucket": "dest", "Key": "evicted"})
     assert s3.get_object(Bucket="dest", Key="evicted-copy")["Body"].read() == body
