@@ -254,9 +254,7 @@ void TierCaches::ReleaseRoom(std::uint64_t bytes) {
   }
   std::lock_guard lock(tier->mu);
   tier->reserved -= static_cast<std::int64_t>(bytes);
-  if (tier->measuring) {
-    tier->released_while_measuring += static_cast<std::int64_t>(bytes);
-  }
+  tier->released_this_pass += static_cast<std::int64_t>(bytes);
 }
 
 void TierCaches::OnRead(const metadata::ObjectRecord& record) {
@@ -344,18 +342,13 @@ Result<void> TierCaches::RunPass() {
   }
   for (const auto& tier : tiers_) {
     std::lock_guard lock(tier->mu);
-    tier->measuring = true;
-    tier->released_while_measuring = 0;
+    tier->released_this_pass = 0;
   }
   auto rows = index_.Usage();
   if (options_.after_usage_read) {
     options_.after_usage_read();
   }
   if (!rows.ok()) {
-    for (const auto& tier : tiers_) {
-      std::lock_guard lock(tier->mu);
-      tier->measuring = false;
-    }
     return std::move(rows).error();
   }
   std::map<std::string, std::int64_t, std::less<>> used;
@@ -425,8 +418,7 @@ void TierCaches::PassOver(Tier& tier, std::int64_t used) {
   }
   // Fills and prefetches in flight are not in `used` yet; those that ended during the
   // pass may not be either.
-  tier.room = high - used - tier.reserved - tier.released_while_measuring;
-  tier.measuring = false;
+  tier.room = high - used - tier.reserved - tier.released_this_pass;
   tier.stats.used = used;
   tier.stats.resident = tier.policy.size();
   tier.stats.evictions += evictions;

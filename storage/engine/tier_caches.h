@@ -108,12 +108,11 @@ class TierCaches {
     CachePolicy policy;
     std::int64_t room = 0;      // below the high mark; admission spends it until the next pass
     std::int64_t reserved = 0;  // ReserveRoom'd, not landed yet
-    // Released while a pass measures (from before its usage read until it sets `room`):
-    // such a fill may have landed after the read, so the pass leaves its bytes out of
-    // the room too. One that landed before is then counted twice until the next pass;
-    // erring that way never lets the tier pass its high mark.
-    bool measuring = false;
-    std::int64_t released_while_measuring = 0;
+    // Released since the current (or last) pass began, before its usage read: such a fill
+    // may have landed after the read, so the pass leaves its bytes out of the room too.
+    // One that landed before is then counted twice until the next pass; erring that way
+    // never lets the tier pass its high mark.
+    std::int64_t released_this_pass = 0;
     std::vector<CacheEntry> doomed;  // displaced by admissions, to evict
     TierCacheStats stats;
   };

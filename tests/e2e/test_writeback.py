@@ -31,7 +31,7 @@ import boto3.s3.transfer
 import pytest
 
 import s3sign
-from conftest import ADMIN_AK, ADMIN_SK, make_client, raises_s3, raw_exchange, run_admin
+from conftest import ADMIN_AK, ADMIN_SK, admin, make_client, raises_s3, raw_exchange, run_admin
 from test_metrics import scrape, scrape_until
 from upstream import wait_until
 
@@ -279,19 +279,16 @@ def test_admin_writeback_and_flush(upstream, cold_strata):
     assert doc["objects"] == 2, doc
     assert doc["bytes"] == sum(map(len, bodies.values())), doc
     assert doc["failing"] == [], doc
-    res = run_admin(srv.config_path, "writeback")
-    assert res.returncode == 0, res
-    printed = check_backlog_json(res.stdout)
+    printed = check_backlog_json(admin(srv, "writeback"))
     assert (printed["objects"], printed["bytes"]) == (doc["objects"], doc["bytes"]), printed
 
-    res = run_admin(srv.config_path, "flush", "--timeout", "60")
-    assert res.returncode == 0, f"strata-admin flush failed\n{res.stdout}\n{res.stderr}"
+    admin(srv, "flush", "--timeout", "60")
     for k, b in bodies.items():   # flush returned: everything is upstream already
         assert upstream.body("adm", k) == b, k
         assert wb_state(s3, "adm", k) == "done"
     doc = backlog(srv)
     assert (doc["objects"], doc["bytes"]) == (0, 0), doc
-    printed = check_backlog_json(run_admin(srv.config_path, "writeback").stdout)
+    printed = check_backlog_json(admin(srv, "writeback"))
     assert printed["objects"] == 0, printed
 
     # Flushing an empty backlog answers at once.
@@ -314,8 +311,7 @@ def test_flush_times_out_while_the_upstream_is_down(upstream, cold_strata):
     assert "Traceback" not in res.stderr and "terminate called" not in res.stderr
 
     upstream.proxy.start()
-    res = run_admin(srv.config_path, "flush", "--timeout", "90")
-    assert res.returncode == 0, f"strata-admin flush failed\n{res.stdout}\n{res.stderr}"
+    admin(srv, "flush", "--timeout", "90")
     assert upstream.body("stuck", "k") == b"waiting for the upstream"
 
 
