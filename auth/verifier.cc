@@ -8,6 +8,7 @@
 
 #include "auth/internal/canonical.h"
 #include "auth/internal/crypto.h"
+#include "auth/internal/unsigned_headers.h"
 
 namespace strata::auth {
 
@@ -40,6 +41,19 @@ Error UnknownKey() {
 Error NoDate() {
   return Err(ErrorCode::kAccessDenied,
              "AWS authentication requires a valid Date or x-amz-date header");
+}
+
+// The request acts on x-amz-* headers its signature does not cover (unsigned_headers.h).
+Result<void> CheckAllAmzHeadersSigned(const RequestView& request,
+                                      const std::vector<std::string>& signed_names) {
+  std::vector<std::string> unsigned_names =
+      internal::UnsignedAmzHeaders(request.headers, signed_names);
+  if (unsigned_names.empty()) {
+    return Ok();
+  }
+  return Err(ErrorCode::kAccessDenied,
+             "There were headers present in the request which were not signed")
+      .WithDetail("HeadersNotSigned", internal::JoinHeaderNames(unsigned_names));
 }
 
 Error Skewed() {
@@ -115,8 +129,11 @@ Result<void> CheckScope(const CredentialScope& c, std::string_view amz_date,
         code, std::string(prefix) + "Invalid credential date. Date is not the same as X-Amz-Date.");
   }
   if (c.region != options.region) {
+    // S3 names the region it expects in <Region> too: clients that guess a region (s3cmd
+    // signs for "US" by default) read it from there and sign again.
     return Err(code, std::string(prefix) + "the region '" + std::string(c.region) +
-                         "' is wrong; expecting '" + options.region + "'");
+                         "' is wrong; expecting '" + options.region + "'")
+        .WithDetail("Region", options.region);
   }
   if (c.service != "s3") {
     return Err(code, std::string(prefix) + "incorrect service \"" + std::string(c.service) +
@@ -528,6 +545,7 @@ class Verification {
     if (AbsDiff(clock_.Now(), when) > options_.max_skew) {
       return Skewed();
     }
+    STRATA_RETURN_IF_ERROR(CheckAllAmzHeadersSigned(request_, names));
 
     std::string provided = internal::ToLower(signature);
     V4Check check{request_.method,
@@ -621,6 +639,8 @@ class Verification {
     if (*when > now + options_.max_skew) {
       return Err(ErrorCode::kAccessDenied, "Request is not yet valid");
     }
+    // X-Amz-* query parameters are in the canonical query, so signed; headers are not.
+    STRATA_RETURN_IF_ERROR(CheckAllAmzHeadersSigned(request_, names));
 
     std::string payload_hash(internal::kUnsignedPayload);
     if (const QueryParam* p = internal::FindParam(params_, "X-Amz-Content-Sha256")) {

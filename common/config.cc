@@ -301,11 +301,11 @@ class ConfigReader {
     auto t = AsTable(node, "server");
     STRATA_RETURN_IF_ERROR(t);
     const toml::table& tbl = **t;
-    STRATA_RETURN_IF_ERROR(
-        CheckKeys(tbl, "server",
-                  {"listen", "region", "data_dir", "threads", "tls_cert", "tls_key", "domain",
-                   "fsync", "io_uring", "max_header_bytes", "index_cache", "header_timeout",
-                   "idle_timeout", "shutdown_grace", "log_level", "metrics"}));
+    STRATA_RETURN_IF_ERROR(CheckKeys(
+        tbl, "server",
+        {"listen", "region", "data_dir", "threads", "tls_cert", "tls_key", "domain", "fsync",
+         "io_uring", "max_header_bytes", "index_cache", "header_timeout", "idle_timeout",
+         "shutdown_grace", "log_level", "metrics", "metrics_public", "metrics_token"}));
     for (const auto& [k, v] : tbl) {
       const std::string key = Join("server", k.str());
       const std::string_view name = k.str();
@@ -349,6 +349,15 @@ class ConfigReader {
         auto r = GetBool(v, key);
         STRATA_RETURN_IF_ERROR(r);
         s.metrics = *r;
+      } else if (name == "metrics_public") {
+        auto r = GetBool(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        s.metrics_public = *r;
+      } else if (name == "metrics_token") {
+        auto r = GetString(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        STRATA_RETURN_IF_ERROR(CheckMetricsToken(v, key, *r));
+        s.metrics_token = std::move(*r);
       } else if (name == "io_uring") {
         auto r = GetBool(v, key);
         STRATA_RETURN_IF_ERROR(r);
@@ -394,6 +403,26 @@ class ConfigReader {
       const char* missing = s.tls_cert.empty() ? "server.tls_cert" : "server.tls_key";
       const char* present = s.tls_cert.empty() ? "server.tls_key" : "server.tls_cert";
       return Fail(tbl, missing, std::string("must be set together with ") + present);
+    }
+    return Ok();
+  }
+
+  // A bearer token travels in an HTTP header: RFC 6750's token68 characters only. A short
+  // one could be guessed; the message never repeats it (it is a secret).
+  Result<void> CheckMetricsToken(const toml::node& v, const std::string& key,
+                                 std::string_view token) const {
+    constexpr std::size_t kMinTokenLength = 16;
+    if (token.size() < kMinTokenLength) {
+      return Fail(v, key,
+                  "must be at least 16 characters (a random one, e.g. `openssl rand -hex 32`)");
+    }
+    for (char c : token) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' ||
+                      c == '=';
+      if (!ok) {
+        return Fail(v, key, "may hold only letters, digits and - . _ ~ + / =");
+      }
     }
     return Ok();
   }

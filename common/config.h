@@ -37,8 +37,15 @@ struct ServerConfig {
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive and body inactivity
   std::chrono::milliseconds shutdown_grace{10'000};  // in-flight requests on SIGTERM
   std::string log_level = "info";
-  // Serve Prometheus metrics to unsigned GET /metrics and GET /_strata/metrics.
+  // Serve Prometheus metrics on GET /metrics and GET /_strata/metrics.
   bool metrics = true;
+  // Whether a scrape without credentials gets the aggregate series (true) or 403 (false).
+  // Series that name buckets (usage per bucket) always need metrics_token or an admin's
+  // signature: bucket names are every user's private data.
+  bool metrics_public = true;
+  // `Authorization: Bearer <token>` on a scrape (what Prometheus sends) reads every series.
+  // Empty: no token is accepted. Compared in constant time.
+  std::string metrics_token;
   bool tls_enabled() const { return !tls_cert.empty() && !tls_key.empty(); }
 };
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace strata {
 
@@ -79,10 +80,19 @@ struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string message;
   bool retryable = false;
+  // What S3's error document says besides Code and Message, as (element, text) in order:
+  // ("HeadersNotSigned", "x-amz-meta-a"), ("Region", "us-east-1"). Clients act on some of
+  // them (s3cmd re-signs for <Region>), so they are data, not prose in the message.
+  std::vector<std::pair<std::string, std::string>> details;
 
   Error() = default;
   Error(ErrorCode c, std::string msg, bool retry = false)
       : code(c), message(std::move(msg)), retryable(retry) {}
+
+  Error&& WithDetail(std::string element, std::string text) && {
+    details.emplace_back(std::move(element), std::move(text));
+    return std::move(*this);
+  }
 };
 
 // A value or an Error. No exceptions on the request path: functions that can fail

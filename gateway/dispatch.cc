@@ -207,6 +207,9 @@ std::string ErrorXml(const Error& error, std::string_view s3code, const RequestC
                      const std::string& request_id) {
   XmlWriter xml("Error", false);
   xml.Element("Code", s3code).Element("Message", error.message);
+  for (const auto& [element, text] : error.details) {
+    xml.Element(element, text);
+  }
   if (ctx != nullptr) {
     if (!ctx->target.bucket.empty()) {
       xml.Element("BucketName", ctx->target.bucket);

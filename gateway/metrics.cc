@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "auth/bearer_token.h"
 #include "gateway/s3_target.h"
 #include "gateway/send_budget.h"
 #include "gateway/services.h"
@@ -141,13 +142,10 @@ std::optional<double> CpuSeconds() {
   return static_cast<double>(*utime + *stime) / static_cast<double>(ticks);
 }
 
-constexpr std::string_view kSignatureParams[] = {"X-Amz-Signature", "X-Amz-Credential",
-                                                 "X-Amz-Algorithm", "Signature", "AWSAccessKeyId"};
-
 std::uint64_t NonNegative(std::int64_t v) { return v < 0 ? 0 : static_cast<std::uint64_t>(v); }
 
-// The usage counters and their cost (gateway/usage_report.h), per bucket and tier.
-void RenderUsage(ExpositionWriter& w, const UsageReport& usage) {
+// The usage counters per bucket and tier: these name buckets.
+void RenderUsagePerBucket(ExpositionWriter& w, const UsageReport& usage) {
   w.Family("strata_usage_objects", "gauge",
            "Stored object versions with a copy on the tier, per bucket (index counters, "
            "exact through crashes).");
@@ -161,6 +159,10 @@ void RenderUsage(ExpositionWriter& w, const UsageReport& usage) {
     w.Sample("strata_usage_bytes", {{"bucket", line.bucket}, {"tier", line.tier}},
              NonNegative(line.bytes));
   }
+}
+
+// The usage totals per tier, their capacity and cost.
+void RenderUsagePerTier(ExpositionWriter& w, const UsageReport& usage) {
   w.Family("strata_tier_bytes", "gauge", "Bytes stored on the tier, every bucket.");
   for (const auto& tier : usage.tiers) {
     w.Sample("strata_tier_bytes", {{"tier", tier.total.tier}}, NonNegative(tier.total.bytes));
@@ -177,6 +179,15 @@ void RenderUsage(ExpositionWriter& w, const UsageReport& usage) {
   for (const auto& tier : usage.tiers) {
     w.Sample("strata_tier_cost_per_month", {{"tier", tier.total.tier}}, tier.total.cost_per_month);
   }
+}
+
+// The usage counters and their cost (gateway/usage_report.h), per bucket (kFull only) and
+// per tier.
+void RenderUsage(ExpositionWriter& w, const UsageReport& usage, MetricsScope scope) {
+  if (scope == MetricsScope::kFull) {
+    RenderUsagePerBucket(w, usage);
+  }
+  RenderUsagePerTier(w, usage);
 }
 
 // Eviction and admission on the local tiers with a capacity (storage/engine/tier_caches.h).
@@ -387,7 +398,7 @@ MetricsShard& GatewayMetrics::AddShard() {
   return *shards_.back();
 }
 
-std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
+std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scope) const {
   // Sums over the shards, per operation.
   struct OperationSum {
     std::map<unsigned, std::uint64_t> by_status;
@@ -492,7 +503,7 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
     w.Sample("strata_writeback_failures_total", {}, wb.failures);
   }
   if (sample.usage) {
-    RenderUsage(w, *sample.usage);
+    RenderUsage(w, *sample.usage, scope);
   }
   if (sample.index_cache) {
     w.Family("strata_index_cache_capacity_bytes", "gauge",
@@ -530,9 +541,11 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample) const {
   return w.text();
 }
 
-std::string GatewayMetrics::Scrape() const { return Render(SampleProcess()); }
+std::string GatewayMetrics::Scrape() const {
+  return Render(SampleProcess(), MetricsScope::kAggregate);
+}
 
-std::string GatewayMetrics::Scrape(const Services& services) const {
+std::string GatewayMetrics::Scrape(const Services& services, MetricsScope scope) const {
   ScrapeSample sample = SampleProcess();
   // A few rows of a small column family, mostly in the memtable: cheap enough inline.
   auto usage = ReadUsageReport(services.config, services.index);
@@ -562,7 +575,7 @@ std::string GatewayMetrics::Scrape(const Services& services) const {
                             : std::max<std::int64_t>(0, now_ms - stats.oldest_enqueued_ms) / 1000.0,
                         stats.pushes, stats.failures};
   }
-  return Render(sample);
+  return Render(sample, scope);
 }
 
 ScrapeSample GatewayMetrics::SampleProcess() const {
@@ -578,8 +591,9 @@ ScrapeSample GatewayMetrics::SampleProcess() const {
 }
 
 bool IsMetricsScrape(boost::beast::http::verb method, std::string_view target,
-                     std::string_view host, bool has_authorization, std::string_view domain) {
-  if (method != boost::beast::http::verb::get || has_authorization) {
+                     std::string_view host, std::string_view authorization,
+                     std::string_view domain) {
+  if (method != boost::beast::http::verb::get) {
     return false;
   }
   std::string_view path = target.substr(0, target.find('?'));
@@ -590,12 +604,14 @@ bool IsMetricsScrape(boost::beast::http::verb method, std::string_view target,
   if (!parsed.ok() || parsed->virtual_hosted) {
     return false;
   }
-  for (auto name : kSignatureParams) {
-    if (parsed->HasParam(name)) {
-      return false;
-    }
+  if (!auth::BearerToken(authorization).empty()) {
+    return true;  // no S3 client sends a bearer token: a scraper's
   }
-  return true;
+  bool signed_request = !authorization.empty();
+  for (auto name : kQuerySignatureParams) {
+    signed_request = signed_request || parsed->HasParam(name);
+  }
+  return !signed_request || path == "/_strata/metrics";
 }
 
 }  // namespace strata::gateway

@@ -1,5 +1,6 @@
-// The gateway's metrics and their Prometheus text exposition (format 0.0.4), served to
-// unsigned GET /metrics and GET /_strata/metrics (see gateway/README.md).
+// The gateway's metrics and their Prometheus text exposition (format 0.0.4), served on
+// GET /metrics and GET /_strata/metrics (see gateway/README.md; who sees which series:
+// gateway/metrics_access.h).
 //
 // Counting is per core: each core thread owns one MetricsShard and is its only writer, so
 // recording a request costs a few relaxed loads and stores on memory no other core writes:
@@ -33,6 +34,15 @@
 namespace strata::gateway {
 
 struct Services;
+
+// Which series a scrape may read. Bucket names are their owners' private data (every
+// user's buckets would show on a shared page), so only kFull has series labelled by
+// bucket; kAggregate has every other series, totals per tier included.
+enum class MetricsScope { kAggregate, kFull };
+
+// Query parameters of presigned URLs (SigV4, SigV2): a request with one of them is signed.
+inline constexpr std::string_view kQuerySignatureParams[] = {
+    "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Algorithm", "Signature", "AWSAccessKeyId"};
 
 inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -164,12 +174,13 @@ class GatewayMetrics {
   // the list of shards without a lock.
   MetricsShard& AddShard();
 
-  // The exposition of every counter plus `sample`. Any thread.
-  std::string Render(const ScrapeSample& sample) const;
-  // Render() with a sample of this process and the storage engine taken now.
+  // The exposition of every counter plus `sample`, as much as `scope` may see. Any thread.
+  std::string Render(const ScrapeSample& sample,
+                     MetricsScope scope = MetricsScope::kAggregate) const;
+  // Render() with a sample of this process taken now.
   std::string Scrape() const;
-  // Scrape() plus the write-back backlog of `services` (when it has an upstream).
-  std::string Scrape(const Services& services) const;
+  // Render() with a sample of this process and the storage engine of `services` taken now.
+  std::string Scrape(const Services& services, MetricsScope scope) const;
 
  private:
   ScrapeSample SampleProcess() const;
@@ -180,9 +191,12 @@ class GatewayMetrics {
 
 // Whether a request is a metrics scrape the session answers itself: GET of exactly
 // /metrics or /_strata/metrics, path-style (a virtual-hosted bucket's key "metrics" is an
-// object), with no Authorization header and no presigned-URL query parameters. A signed
-// request to /metrics stays an S3 request on the bucket "metrics".
+// object), either with no credentials, or with `Authorization: Bearer ...`, or (only
+// /_strata/metrics, which no bucket name can shadow) signed with SigV4 or SigV2, in the
+// header or the query. A signed request to /metrics stays an S3 request on the bucket
+// "metrics". `authorization` is the Authorization header's value, empty when absent.
 bool IsMetricsScrape(boost::beast::http::verb method, std::string_view target,
-                     std::string_view host, bool has_authorization, std::string_view domain);
+                     std::string_view host, std::string_view authorization,
+                     std::string_view domain);
 
 }  // namespace strata::gateway

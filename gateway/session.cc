@@ -23,6 +23,7 @@
 #include "gateway/dispatch.h"
 #include "gateway/error_table.h"
 #include "gateway/metrics.h"
+#include "gateway/metrics_access.h"
 #include "gateway/response_head.h"
 #include "gateway/xml.h"
 
@@ -277,21 +278,31 @@ class Session final : public Exchange {
     }
     const auto& req = request();
     auto host = req.find(http::field::host);
+    auto auth = req.find(http::field::authorization);
     return IsMetricsScrape(req.method(), req.target(),
                            host == req.end() ? std::string_view() : std::string_view(host->value()),
-                           req.find(http::field::authorization) != req.end(),
+                           auth == req.end() ? std::string_view() : std::string_view(auth->value()),
                            services_.config.server.domain);
   }
 
-  // Answers a scrape with every core's counters. Not S3: no auth, no error documents.
+  // Answers a scrape with every core's counters, as much of them as its credentials may
+  // read (gateway/metrics_access.h); a refused one gets S3's error document.
   asio::awaitable<void> ServeMetrics() {
     auto started = std::chrono::steady_clock::now();
     operation_ = S3Operation::kGetMetrics;
     ResponseHeader header;
-    header.result(http::status::ok);
-    header.set(http::field::content_type, kMetricsContentType);
     header.set(http::field::cache_control, "no-store");
-    std::string body = core_.all_metrics->Scrape(services_);
+    std::string body;
+    auto scope = AuthorizeScrape(request(), services_);
+    if (scope.ok()) {
+      header.result(http::status::ok);
+      header.set(http::field::content_type, kMetricsContentType);
+      body = core_.all_metrics->Scrape(services_, *scope);
+    } else {
+      header.result(LookupS3Error(scope.error().code).status);
+      header.set(http::field::content_type, "application/xml");
+      body = ScrapeErrorDocument(scope.error(), request_id_);
+    }
     (void)co_await Send(std::move(header), std::move(body));
     auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - started)

@@ -14,10 +14,10 @@ BUILD_PKGS=(
   libspdlog-dev libfmt-dev libpugixml-dev libgtest-dev libgmock-dev
   libibverbs-dev librdmacm-dev
 )
-# s3fs mounts through FUSE 2 (its `fuse` dependency brings fusermount); rclone and s3fs
-# are real clients the e2e tests drive.
+# s3fs mounts through FUSE 2 (its `fuse` dependency brings fusermount); rclone, s3fs and
+# s3cmd are real clients the e2e tests drive.
 TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli openssl clang-format-16
-           s3fs fuse rclone)
+           s3fs fuse rclone s3cmd)
 
 # The benchmark's baselines and load generator: nginx (static files and WebDAV PUT), wrk,
 # fio (the disk's fsync and sequential write rates) and perf (the profile).

@@ -39,6 +39,8 @@ import uuid
 import pytest
 import requests
 
+import s3sign
+
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 DEFAULT_CONF = REPO / "conf" / "strata.toml"
@@ -468,10 +470,24 @@ def http_status(exc) -> int:
     return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
 
 
+def admin_scrape(srv, path="/_strata/metrics", timeout=10):
+    """GET srv's metrics as its admin user sees them (every series, those per bucket too):
+    the request SigV4-signed by the admin, as strata-admin signs. Returns the response."""
+    signer = s3sign.SigV4(srv.access_key, srv.secret_key, srv.region)
+    headers = {"host": srv.netloc, "x-amz-date": s3sign.amz_now(),
+               "x-amz-content-sha256": s3sign.EMPTY_SHA256}
+    headers["authorization"] = signer.authorization("GET", path, [], headers,
+                                                    s3sign.EMPTY_SHA256)
+    return requests.get(srv.endpoint + path, headers=headers, timeout=timeout,
+                        verify=srv.ca_file if srv.tls else None)
+
+
 def metric(srv, name, **labels):
-    """The value of the sample `name` on srv's /metrics whose labels include `labels`
-    (the first such sample), or None when there is none."""
-    text = requests.get(f"http://{srv.netloc}/metrics", timeout=10).text
+    """The value of the sample `name` on srv's metrics, scraped as its admin (admin_scrape),
+    whose labels include `labels` (the first such sample), or None when there is none."""
+    resp = admin_scrape(srv)
+    assert resp.status_code == 200, resp.text
+    text = resp.text
     for line in text.splitlines():
         m = re.match(r"^(\w+)(?:\{([^}]*)\})? (\S+)$", line)
         if not m or m.group(1) != name:

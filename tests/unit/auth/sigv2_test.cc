@@ -174,6 +174,29 @@ TEST_F(SigV2Test, AwsExampleQueryString) {
   EXPECT_EQ(Code(r), ErrorCode::kExpiredPresignedRequest);
 }
 
+// SigV2 signs every x-amz-* header present (issue 17, item 1 holds for SigV4 only): one
+// added after signing, to a header-signed request or a presigned URL, breaks the signature.
+TEST_F(SigV2Test, AddedAmzHeadersBreakTheSignature) {
+  OwnedRequest header_signed = PuppyGet();
+  ASSERT_TRUE(Verify(header_signed).ok());
+  for (const char* name : {"x-amz-copy-source", "x-amz-meta-owner", "x-amz-tagging", "X-Amz-Acl"}) {
+    OwnedRequest r = PuppyGet();
+    r.headers.emplace_back(name, "/other/secret");
+    EXPECT_EQ(Code(r), ErrorCode::kSignatureDoesNotMatch) << name;
+  }
+  OwnedRequest query;
+  query.method = "GET";
+  query.raw_path = "/photos/puppy.jpg";
+  query.raw_query =
+      "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8%3D&Expires="
+      "1175139620";
+  query.virtual_host_bucket = "johnsmith";
+  query.headers = {{"Host", "johnsmith.s3.amazonaws.com"}};
+  ASSERT_TRUE(Verify(query).ok());
+  query.headers.emplace_back("x-amz-copy-source", "/other/secret");
+  EXPECT_EQ(Code(query), ErrorCode::kSignatureDoesNotMatch);
+}
+
 TEST_F(SigV2Test, QueryStringFailures) {
   OwnedRequest r;
   r.method = "GET";

@@ -530,6 +530,159 @@ TEST_F(VerifierTest, PresignedOtherFailures) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Every x-amz-* header must be signed (issue 17, item 1), in header and query auth.
+
+std::string Detail(const Error& e, std::string_view element) {
+  for (const auto& [name, text] : e.details) {
+    if (name == element) {
+      return text;
+    }
+  }
+  return "<none>";
+}
+
+void ExpectHeadersNotSigned(const Result<AuthResult>& r, std::string_view names) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kAccessDenied);
+  EXPECT_EQ(r.error().message, "There were headers present in the request which were not signed");
+  EXPECT_EQ(Detail(r.error(), "HeadersNotSigned"), names);
+}
+
+TEST_F(VerifierTest, HeaderAuthRefusesUnsignedAmzHeaders) {
+  // AWS's own example stays valid; an x-amz-* header added after signing does not.
+  ASSERT_TRUE(Verify(GetObjectExample()).ok());
+  OwnedRequest r = GetObjectExample();
+  r.headers.emplace_back("x-amz-copy-source", "/other-bucket/secret");
+  ExpectHeadersNotSigned(Verify(r), "x-amz-copy-source");
+  r.headers.emplace_back("X-Amz-Meta-Owner", "mallory");
+  r.headers.emplace_back("x-amz-tagging", "a=b");
+  ExpectHeadersNotSigned(Verify(r), "x-amz-copy-source, x-amz-meta-owner, x-amz-tagging");
+
+  // Signed, the same headers are fine.
+  SignRequest s;
+  s.method = "PUT";
+  s.raw_path = "/bucket/key";
+  s.headers = {{"host", "localhost"},
+               {"x-amz-copy-source", "/other-bucket/key"},
+               {"x-amz-meta-owner", "alice"},
+               {"x-amz-tagging", "a=b"}};
+  SignV4(s, testing::ExampleCredential(), "us-east-1", "s3", ExampleTime());
+  OwnedRequest signed_request = OwnedRequest::FromSigned(s);
+  ASSERT_TRUE(Verify(signed_request).ok());
+  // Headers other than x-amz-* may go unsigned, as on S3.
+  signed_request.headers.emplace_back("User-Agent", "curl/7.88");
+  signed_request.headers.emplace_back("Content-Type", "text/plain");
+  EXPECT_TRUE(Verify(signed_request).ok());
+  signed_request.headers.emplace_back("x-amz-storage-class", "GLACIER");
+  ExpectHeadersNotSigned(Verify(signed_request), "x-amz-storage-class");
+}
+
+TEST_F(VerifierTest, HeaderAuthNeedNotNameContentSha256) {
+  // x-amz-content-sha256 is signed as the payload hash; AWS does not insist on the name.
+  // Signed by hand with SignedHeaders leaving x-amz-content-sha256 out.
+  OwnedRequest bare;
+  bare.method = "GET";
+  bare.raw_path = "/bucket/key";
+  bare.headers = {{"host", "localhost"}, {"x-amz-date", "20130524T000000Z"}};
+  std::string canonical = internal::CanonicalRequestV4(
+      "GET", "/bucket/key", "", {{"host", "localhost"}, {"x-amz-date", "20130524T000000Z"}},
+      "host;x-amz-date", kEmptySha);
+  std::string sig = internal::HexLower(internal::HmacSha256(
+      internal::AsView(
+          internal::DeriveSigningKey(testing::kExampleSecret, "20130524", "us-east-1", "s3")),
+      internal::StringToSignV4("20130524T000000Z", "20130524/us-east-1/s3/aws4_request",
+                               canonical)));
+  bare.headers.emplace_back("x-amz-content-sha256", kEmptySha);
+  bare.headers.emplace_back(
+      "Authorization",
+      "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+      "SignedHeaders=host;x-amz-date,Signature=" +
+          sig);
+  Result<AuthResult> ok = Verify(bare);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  // A changed value still breaks the signature.
+  bare.Set("x-amz-content-sha256", std::string(64, 'a'));
+  EXPECT_EQ(Code(bare), ErrorCode::kSignatureDoesNotMatch);
+}
+
+TEST_F(VerifierTest, PresignedRefusesUnsignedAmzHeaders) {
+  // The attack of issue 17: a presigned PUT URL plus an unsigned x-amz-copy-source.
+  SignRequest s;
+  s.method = "PUT";
+  s.raw_path = "/bucket/upload-here";
+  s.headers = {{"host", "localhost"}};
+  s.raw_query = PresignV4(s, testing::ExampleCredential(), "us-east-1", "s3", ExampleTime(),
+                          std::chrono::seconds(3600));
+  OwnedRequest r = OwnedRequest::FromSigned(s);
+  ASSERT_TRUE(Verify(r).ok());
+  r.headers.emplace_back("x-amz-copy-source", "/victim/secret");
+  ExpectHeadersNotSigned(Verify(r), "x-amz-copy-source");
+  r.Remove("x-amz-copy-source");
+  r.headers.emplace_back("x-amz-meta-owner", "mallory");
+  ExpectHeadersNotSigned(Verify(r), "x-amz-meta-owner");
+  // x-amz-date as a header is not the X-Amz-Date parameter: unsigned too.
+  r.Remove("x-amz-meta-owner");
+  r.headers.emplace_back("x-amz-date", "20130524T000000Z");
+  ExpectHeadersNotSigned(Verify(r), "x-amz-date");
+  // The AWS presigned example with an unsigned header.
+  OwnedRequest example = PresignedExample();
+  example.headers.emplace_back("x-amz-tagging", "a=b");
+  ExpectHeadersNotSigned(Verify(example), "x-amz-tagging");
+
+  // Headers the URL signs are fine.
+  SignRequest with_meta;
+  with_meta.method = "PUT";
+  with_meta.raw_path = "/bucket/upload-here";
+  with_meta.headers = {{"host", "localhost"}, {"x-amz-meta-owner", "alice"}};
+  with_meta.raw_query = PresignV4(with_meta, testing::ExampleCredential(), "us-east-1", "s3",
+                                  ExampleTime(), std::chrono::seconds(3600));
+  Result<AuthResult> ok = Verify(OwnedRequest::FromSigned(with_meta));
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+  // An unsigned x-amz-content-sha256 is exempt here as well: it is the payload hash.
+  OwnedRequest unsigned_payload = OwnedRequest::FromSigned(s);
+  unsigned_payload.headers.emplace_back("x-amz-content-sha256", "UNSIGNED-PAYLOAD");
+  EXPECT_TRUE(Verify(unsigned_payload).ok());
+  unsigned_payload.Set("x-amz-content-sha256", kEmptySha);
+  EXPECT_EQ(Code(unsigned_payload), ErrorCode::kSignatureDoesNotMatch);
+}
+
+TEST_F(VerifierTest, WrongRegionNamesTheExpectedOne) {
+  // s3cmd signs for "US" by default and re-signs for what <Region> says.
+  SignRequest s;
+  s.method = "GET";
+  s.raw_path = "/";
+  s.headers = {{"host", "localhost"}};
+  SignV4(s, testing::ExampleCredential(), "US", "s3", ExampleTime());
+  Result<AuthResult> r = Verify(OwnedRequest::FromSigned(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kAuthorizationHeaderMalformed);
+  EXPECT_EQ(r.error().message,
+            "The authorization header is malformed; the region 'US' is wrong; expecting "
+            "'us-east-1'");
+  EXPECT_EQ(Detail(r.error(), "Region"), "us-east-1");
+  VerifierOptions eu;
+  eu.region = "eu-west-1";
+  Result<AuthResult> r2 = Verify(OwnedRequest::FromSigned(s), eu);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(Detail(r2.error(), "Region"), "eu-west-1");
+
+  OwnedRequest q = PresignedExample();
+  q.raw_query = ReplaceParam(q.raw_query, "X-Amz-Credential",
+                             "AKIAIOSFODNN7EXAMPLE%2F20130524%2Feu-west-1%2Fs3%2Faws4_request");
+  Result<AuthResult> r3 = Verify(q);
+  ASSERT_FALSE(r3.ok());
+  EXPECT_EQ(r3.error().code, ErrorCode::kAuthorizationQueryParametersError);
+  EXPECT_EQ(Detail(r3.error(), "Region"), "us-east-1");
+  // Other scope errors name no region.
+  OwnedRequest svc = PresignedExample();
+  svc.raw_query = ReplaceParam(svc.raw_query, "X-Amz-Credential",
+                               "AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fsqs%2Faws4_request");
+  Result<AuthResult> r4 = Verify(svc);
+  ASSERT_FALSE(r4.ok());
+  EXPECT_TRUE(r4.error().details.empty());
+}
+
+// ---------------------------------------------------------------------------------------
 // Signing key cache.
 
 TEST(SigningKeyCache, MatchesDerivationAndStaysBounded) {

@@ -299,6 +299,36 @@ TEST(ConfigTest, ServerScalars) {
   }
 }
 
+TEST(ConfigTest, MetricsAccess) {
+  // Defaults: the aggregate page is public, no bearer token is accepted.
+  auto d = ParseConfig(kMinimal, "t");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(d->server.metrics_public);
+  EXPECT_TRUE(d->server.metrics_token.empty());
+
+  auto r = ParseConfig(
+      Server("metrics_public = false\nmetrics_token = \"0123456789abcdefABCDEF-._~+/=\""), "t");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->server.metrics_public);
+  EXPECT_EQ(r->server.metrics_token, "0123456789abcdefABCDEF-._~+/=");
+
+  EXPECT_CONFIG_ERROR(Server("metrics_public = 1"), "server.metrics_public:");
+  EXPECT_CONFIG_ERROR(Server("metrics_public = \"no\""), "server.metrics_public:");
+  EXPECT_CONFIG_ERROR(Server("metrics_token = 12345678901234567890"),
+                      "server.metrics_token:", "string");
+  EXPECT_CONFIG_ERROR(Server("metrics_token = \"\""), "server.metrics_token:", "16");
+  EXPECT_CONFIG_ERROR(Server("metrics_token = \"short-secret\""), "server.metrics_token:", "16");
+  // A token must fit an Authorization header as it is (RFC 6750's token68).
+  for (const char* bad : {"0123456789abcdef ghij", "0123456789abcdef\\tghij",
+                          "0123456789abcdef\\\"ghij", "0123456789abcdef\\u00e9"}) {
+    EXPECT_CONFIG_ERROR(Server(std::string("metrics_token = \"") + bad + "\""),
+                        "server.metrics_token:", "letters");
+  }
+  // The message never repeats the secret.
+  const std::string msg = ParseError(Server("metrics_token = \"hunter2-short\""));
+  EXPECT_EQ(msg.find("hunter2"), std::string::npos) << msg;
+}
+
 TEST(ConfigTest, TlsBothOrNeither) {
   EXPECT_CONFIG_ERROR(Server("tls_cert = \"c.pem\""), "server.tls_key", "together");
   EXPECT_CONFIG_ERROR(Server("tls_key = \"k.pem\""), "server.tls_cert", "together");

@@ -202,30 +202,70 @@ TEST(GatewayMetrics, StatusesBeyondTheSlotsCountAsOther) {
   EXPECT_TRUE(HasLine(text, "strata_request_duration_seconds_count{op=\"PutObject\"} 20")) << text;
 }
 
-TEST(MetricsScrape, OnlyUnsignedPathStyleGets) {
-  EXPECT_TRUE(IsMetricsScrape(verb::get, "/metrics", "h:1", false, ""));
-  EXPECT_TRUE(IsMetricsScrape(verb::get, "/_strata/metrics", "h:1", false, ""));
-  EXPECT_TRUE(IsMetricsScrape(verb::get, "/metrics?x=1", "h:1", false, ""));
-  EXPECT_TRUE(IsMetricsScrape(verb::get, "/metrics", "s3.example.com", false, "s3.example.com"));
+TEST(MetricsScrape, PathStyleGetsWithoutSignatureOrWithBearer) {
+  EXPECT_TRUE(IsMetricsScrape(verb::get, "/metrics", "h:1", "", ""));
+  EXPECT_TRUE(IsMetricsScrape(verb::get, "/_strata/metrics", "h:1", "", ""));
+  EXPECT_TRUE(IsMetricsScrape(verb::get, "/metrics?x=1", "h:1", "", ""));
+  EXPECT_TRUE(IsMetricsScrape(verb::get, "/metrics", "s3.example.com", "", "s3.example.com"));
+  // A scraper's bearer token, on either path (AuthorizeScrape checks it).
+  EXPECT_TRUE(IsMetricsScrape(verb::get, "/metrics", "h:1", "Bearer abc", ""));
+  EXPECT_TRUE(IsMetricsScrape(verb::get, "/_strata/metrics", "h:1", "bearer abc", ""));
   // Signed: an S3 request on the bucket "metrics".
-  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics", "h:1", true, ""));
+  const char* v4 = "AWS4-HMAC-SHA256 Credential=a/20130524/us-east-1/s3/aws4_request, ...";
+  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics", "h:1", v4, ""));
+  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics", "h:1", "AWS a:b", ""));
   EXPECT_FALSE(IsMetricsScrape(
-      verb::get, "/metrics?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab", "h", false, ""));
-  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics?AWSAccessKeyId=a&Signature=b&Expires=1", "h",
-                               false, ""));
-  // Other methods and paths.
-  EXPECT_FALSE(IsMetricsScrape(verb::head, "/metrics", "h", false, ""));
-  EXPECT_FALSE(IsMetricsScrape(verb::put, "/metrics", "h", false, ""));
-  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics/", "h", false, ""));
-  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics/key", "h", false, ""));
-  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metricsx", "h", false, ""));
-  EXPECT_FALSE(IsMetricsScrape(verb::get, "/_strata/admin/metrics", "h", false, ""));
-  // Virtual-hosted: the key "metrics" of the bucket the Host names.
-  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics", "b.s3.example.com", false, "s3.example.com"));
+      verb::get, "/metrics?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab", "h", "", ""));
   EXPECT_FALSE(
-      IsMetricsScrape(verb::get, "/_strata/metrics", "b.s3.example.com", false, "s3.example.com"));
+      IsMetricsScrape(verb::get, "/metrics?AWSAccessKeyId=a&Signature=b&Expires=1", "h", "", ""));
+  // ... but signed to /_strata/metrics, which no bucket shadows: an admin's scrape.
+  EXPECT_TRUE(IsMetricsScrape(verb::get, "/_strata/metrics", "h:1", v4, ""));
+  EXPECT_TRUE(IsMetricsScrape(verb::get, "/_strata/metrics", "h:1", "AWS a:b", ""));
+  EXPECT_TRUE(IsMetricsScrape(
+      verb::get, "/_strata/metrics?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=ab", "h", "",
+      ""));
+  // Other methods and paths.
+  EXPECT_FALSE(IsMetricsScrape(verb::head, "/metrics", "h", "", ""));
+  EXPECT_FALSE(IsMetricsScrape(verb::put, "/metrics", "h", "", ""));
+  EXPECT_FALSE(IsMetricsScrape(verb::put, "/metrics", "h", "Bearer abc", ""));
+  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics/", "h", "", ""));
+  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics/key", "h", "", ""));
+  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metricsx", "h", "", ""));
+  EXPECT_FALSE(IsMetricsScrape(verb::get, "/_strata/admin/metrics", "h", "", ""));
+  // Virtual-hosted: the key "metrics" of the bucket the Host names.
+  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics", "b.s3.example.com", "", "s3.example.com"));
+  EXPECT_FALSE(
+      IsMetricsScrape(verb::get, "/_strata/metrics", "b.s3.example.com", "", "s3.example.com"));
+  EXPECT_FALSE(
+      IsMetricsScrape(verb::get, "/metrics", "b.s3.example.com", "Bearer abc", "s3.example.com"));
   // Unparsable query.
-  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics?a=%zz", "h", false, ""));
+  EXPECT_FALSE(IsMetricsScrape(verb::get, "/metrics?a=%zz", "h", "", ""));
+}
+
+TEST(GatewayMetrics, BucketNamesOnlyInTheFullScope) {
+  GatewayMetrics metrics;
+  ScrapeSample sample;
+  UsageReport usage;
+  usage.buckets.push_back(UsageLine{"secret-bucket", "hot", 3, 3000, 0.5});
+  TierUsage hot;
+  hot.total = UsageLine{"", "hot", 3, 3000, 0.5};
+  hot.capacity = 1 << 30;
+  usage.tiers.push_back(hot);
+  sample.usage = usage;
+  const std::string full = metrics.Render(sample, MetricsScope::kFull);
+  EXPECT_TRUE(HasLine(full, "strata_usage_bytes{bucket=\"secret-bucket\",tier=\"hot\"} 3000"))
+      << full;
+  EXPECT_TRUE(HasLine(full, "strata_usage_objects{bucket=\"secret-bucket\",tier=\"hot\"} 3"))
+      << full;
+  EXPECT_TRUE(HasLine(full, "strata_tier_bytes{tier=\"hot\"} 3000")) << full;
+  for (const std::string& aggregate :
+       {metrics.Render(sample, MetricsScope::kAggregate), metrics.Render(sample)}) {
+    EXPECT_EQ(aggregate.find("secret-bucket"), std::string::npos) << aggregate;
+    EXPECT_EQ(aggregate.find("strata_usage_"), std::string::npos) << aggregate;
+    EXPECT_TRUE(HasLine(aggregate, "strata_tier_bytes{tier=\"hot\"} 3000")) << aggregate;
+    EXPECT_TRUE(HasLine(aggregate, "strata_tier_capacity_bytes{tier=\"hot\"} 1073741824"))
+        << aggregate;
+  }
 }
 
 }  // namespace
