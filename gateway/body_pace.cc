@@ -1,22 +1,24 @@
 #include "gateway/body_pace.h"
 
-#include <algorithm>
-
 namespace strata::gateway {
 
 BodyPace::Duration BodyPace::Allowance(Duration cap) const {
   if (min_rate_ == 0) {
     return cap;
   }
-  using std::chrono::duration_cast;
-  // bytes / rate seconds, in the clock's ticks without overflow for any body size.
-  const auto earned = duration_cast<Duration>(
-      std::chrono::duration<double>(static_cast<double>(bytes_) / static_cast<double>(min_rate_)));
-  const Duration budget = grace_ + earned;
-  if (budget <= waited_) {
+  using Seconds = std::chrono::duration<double>;
+  // In floating seconds: bytes / rate of a large body at a low rate overflows the clock's
+  // 64-bit nanoseconds.
+  const double left = Seconds(grace_).count() +
+                      static_cast<double>(bytes_) / static_cast<double>(min_rate_) -
+                      Seconds(waited_).count();
+  if (left <= 0) {
     return Duration::zero();
   }
-  return std::min(cap, budget - waited_);
+  if (left >= Seconds(cap).count()) {
+    return cap;
+  }
+  return std::chrono::duration_cast<Duration>(Seconds(left));
 }
 
 }  // namespace strata::gateway

@@ -190,3 +190,57 @@ def test_out_of_descriptors_answers_and_does_not_spin(tmp_path):
         for s in socks:
             s.close()
         srv.stop()
+
+
+def test_default_cap_keeps_descriptors_under_a_low_limit(tmp_path):
+    # server.max_connections unset: derived from RLIMIT_NOFILE (128: the floor, 16), so a
+    # flood of twice the limit is refused at the cap and the server never runs out of
+    # descriptors for its own files.
+    nofile = 128
+    srv = StrataServer(tmp_path / "cap", overrides={"server": {
+        "threads": 1, "header_timeout": "3s"}})
+    start_with_nofile(srv, nofile)
+    socks = []
+    try:
+        serve_within(srv, 10)
+        before = cpu_seconds(srv.proc.pid)
+        for _ in range(2 * nofile):
+            s = socket.create_connection((srv.host, srv.port), timeout=10)
+            with contextlib.suppress(OSError):
+                s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            socks.append(s)
+        answers, silent = [], list(socks)
+        while silent:
+            readable, _, _ = select.select(silent, [], [], 1.0)
+            if not readable:
+                break
+            for s in readable:
+                try:
+                    answers.append(s.recv(4096))
+                except ConnectionResetError:
+                    answers.append(b"")
+                silent.remove(s)
+        refused = [d for d in answers if d.startswith(b"HTTP/1.1 503")]
+        assert len(silent) <= 16, f"{len(silent)} connections held, the cap is 16"
+        assert len(refused) >= 2 * nofile - 16 - 5, (len(refused), answers[:3])
+        assert b"<Code>SlowDown</Code>" in refused[0]
+        # The held heads end at header_timeout; the server is quiet meanwhile.
+        while silent:
+            readable, _, _ = select.select(silent, [], [], 10)
+            assert readable, f"{len(silent)} connections never closed"
+            for s in readable:
+                with contextlib.suppress(OSError):
+                    s.recv(4096)
+                silent.remove(s)
+        cpu = cpu_seconds(srv.proc.pid) - before
+        assert cpu < 1.5, f"{cpu:.2f}s of CPU over the flood"
+        for s in socks:
+            s.close()
+        socks = []
+        serve_within(srv, 10)
+        assert metric(srv, "strata_connections_refused_total") >= len(refused)
+        assert "max_connections 16 (RLIMIT_NOFILE 128)" in srv.logs()
+    finally:
+        for s in socks:
+            s.close()
+        srv.stop()
