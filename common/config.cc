@@ -301,11 +301,13 @@ class ConfigReader {
     auto t = AsTable(node, "server");
     STRATA_RETURN_IF_ERROR(t);
     const toml::table& tbl = **t;
-    STRATA_RETURN_IF_ERROR(CheckKeys(
-        tbl, "server",
-        {"listen", "region", "data_dir", "threads", "tls_cert", "tls_key", "domain", "fsync",
-         "io_uring", "max_header_bytes", "index_cache", "header_timeout", "idle_timeout",
-         "shutdown_grace", "log_level", "metrics", "metrics_public", "metrics_token"}));
+    STRATA_RETURN_IF_ERROR(
+        CheckKeys(tbl, "server",
+                  {"listen", "region", "data_dir", "threads", "tls_cert", "tls_key", "domain",
+                   "fsync", "io_uring", "max_header_bytes", "index_cache", "header_timeout",
+                   "idle_timeout", "shutdown_grace", "log_level", "metrics", "metrics_public",
+                   "metrics_token", "body_min_rate_bytes_per_s", "body_rate_grace",
+                   "max_connections"}));
     for (const auto& [k, v] : tbl) {
       const std::string key = Join("server", k.str());
       const std::string_view name = k.str();
@@ -384,6 +386,24 @@ class ConfigReader {
         auto r = GetDuration(v, key, false);
         STRATA_RETURN_IF_ERROR(r);
         s.idle_timeout = *r;
+      } else if (name == "body_min_rate_bytes_per_s") {
+        auto r = GetSize(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        if (*r > (std::uint64_t{1} << 30)) {
+          return Fail(v, key, "must be at most 1GiB (0: no minimum)");
+        }
+        s.body_min_rate_bytes_per_s = *r;
+      } else if (name == "body_rate_grace") {
+        auto r = GetDuration(v, key, true);
+        STRATA_RETURN_IF_ERROR(r);
+        s.body_rate_grace = *r;
+      } else if (name == "max_connections") {
+        auto r = GetInt(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        if (*r < 0 || *r > 10'000'000) {
+          return Fail(v, key, "must be in 0..10000000 (0: derived from RLIMIT_NOFILE)");
+        }
+        s.max_connections = static_cast<std::size_t>(*r);
       } else if (name == "shutdown_grace") {
         auto r = GetDuration(v, key, true);
         STRATA_RETURN_IF_ERROR(r);

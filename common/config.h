@@ -36,6 +36,15 @@ struct ServerConfig {
   std::chrono::milliseconds header_timeout{10'000};  // whole request header must arrive
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive and body inactivity
   std::chrono::milliseconds shutdown_grace{10'000};  // in-flight requests on SIGTERM
+  // A request body must average at least this many bytes a second over the time spent
+  // waiting for it, after a grace period (Apache's mod_reqtimeout model): a client
+  // trickling a byte at a time cannot hold a connection. 0: only idle_timeout applies.
+  std::uint64_t body_min_rate_bytes_per_s = 500;
+  std::chrono::milliseconds body_rate_grace{20'000};
+  // Client connections open at once, over every core; past it the oldest idle keep-alive
+  // connection is closed to make room, or the new one is refused. 0: derived from
+  // RLIMIT_NOFILE at start (gateway/connection_limit.h).
+  std::size_t max_connections = 0;
   std::string log_level = "info";
   // Serve Prometheus metrics on GET /metrics and GET /_strata/metrics.
   bool metrics = true;

@@ -411,6 +411,8 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scop
   std::uint64_t bytes_sent = 0;
   std::int64_t connections_open = 0;
   std::uint64_t connections_total = 0;
+  std::uint64_t connections_refused = 0;
+  std::uint64_t connections_evicted = 0;
   for (const auto& shard : shards_) {
     for (std::size_t op = 0; op < kS3OperationCount; ++op) {
       const auto& in = shard->ops_[op];
@@ -436,6 +438,8 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scop
     std::uint64_t opened = shard->connections_opened_.Get();
     connections_open += static_cast<std::int64_t>(opened) - static_cast<std::int64_t>(closed);
     connections_total += opened;
+    connections_refused += shard->connections_refused_.Get();
+    connections_evicted += shard->connections_evicted_.Get();
   }
 
   ExpositionWriter w;
@@ -475,6 +479,15 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scop
            static_cast<std::uint64_t>(std::max<std::int64_t>(connections_open, 0)));
   w.Family("strata_connections_total", "counter", "Client connections accepted since start.");
   w.Sample("strata_connections_total", {}, connections_total);
+  w.Family("strata_connections_refused_total", "counter",
+           "Connections turned away at accept (503 SlowDown, then closed): at "
+           "server.max_connections with no idle connection to close, or out of file "
+           "descriptors.");
+  w.Sample("strata_connections_refused_total", {}, connections_refused);
+  w.Family("strata_connections_evicted_total", "counter",
+           "Idle keep-alive connections closed to make room for a new one at "
+           "server.max_connections.");
+  w.Sample("strata_connections_evicted_total", {}, connections_evicted);
   w.Family("strata_checksum_mismatches_total", "counter",
            "Chunks of local data files whose CRC64NVME did not match when read; each read "
            "was refused.");

@@ -95,6 +95,11 @@ class alignas(64) MetricsShard {
   void AddBytesReceived(std::uint64_t n) { bytes_received_.Add(n); }
   void ConnectionOpened() { connections_opened_.Add(1); }
   void ConnectionClosed() { connections_closed_.Add(1); }
+  // A connection turned away at accept: at server.max_connections with none idle to
+  // close, or out of file descriptors.
+  void ConnectionRefused() { connections_refused_.Add(1); }
+  // An idle keep-alive connection closed to make room for a new one at the cap.
+  void IdleConnectionEvicted() { connections_evicted_.Add(1); }
 
  private:
   friend class GatewayMetrics;
@@ -130,6 +135,8 @@ class alignas(64) MetricsShard {
   Counter bytes_sent_;
   Counter connections_opened_;
   Counter connections_closed_;
+  Counter connections_refused_;
+  Counter connections_evicted_;
 };
 
 // The write-back backlog and worker (storage/upstream/writeback.h), with an upstream.

@@ -1,5 +1,8 @@
 #include "gateway/server.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -10,11 +13,15 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 #include <vector>
 
 #include "common/log.h"
+#include "gateway/connection_limit.h"
 #include "gateway/session.h"
 #include "storage/data_path.h"
 
@@ -55,13 +62,83 @@ Result<tcp::endpoint> ParseEndpoint(const std::string& text) {
   return tcp::endpoint(address, static_cast<unsigned short>(p));
 }
 
+// A descriptor held in reserve: out of descriptors (EMFILE), the acceptor closes it to
+// accept one waiting client and answer it, instead of leaving every client in the
+// kernel's backlog with no reply until a descriptor frees up.
+class SpareDescriptor {
+ public:
+  SpareDescriptor() { Reopen(); }
+  ~SpareDescriptor() { Release(); }
+  SpareDescriptor(const SpareDescriptor&) = delete;
+  SpareDescriptor& operator=(const SpareDescriptor&) = delete;
+
+  bool held() const { return fd_ >= 0; }
+  void Release() {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  void Reopen() {
+    if (fd_ < 0) {
+      fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 struct Core {
   asio::io_context ioc{1};
   std::vector<tcp::acceptor> acceptors;
   CoreState state;
+  SpareDescriptor spare;
+  std::chrono::steady_clock::time_point last_accept_warning{};
   std::thread thread;
   std::atomic<bool> done{false};
 };
+
+// UBSan (in the ASan test build) checks an object's dynamic type the first time code
+// reaches it through a base class, probing its vtable's memory through a pipe(); out of
+// descriptors the probe fails and is reported, fatally, as a bad vptr. Touching once at
+// start the error categories that the accept and session paths use caches those checks,
+// so an EMFILE episode is survivable under the sanitizers too. Costs nothing elsewhere.
+void TouchErrorCategories() {
+  const boost::system::error_code codes[] = {
+      asio::error::no_descriptors, asio::error::operation_aborted, asio::error::eof,
+      boost::beast::error::timeout, boost::beast::http::error::end_of_stream};
+  for (const auto& ec : codes) {
+    (void)ec.message();
+    (void)ec.failed();
+    (void)(ec == asio::error::no_descriptors);
+    (void)(ec == boost::beast::error::timeout);
+  }
+}
+
+bool OutOfDescriptors(const boost::system::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec.value() == ENFILE;
+}
+
+// Answers a connection strata will not serve, and closes it. Plain HTTP gets a
+// 503 SlowDown (SDKs back off and retry); TLS is closed before its handshake. The
+// socket is fresh, so its send buffer takes the short reply in one non-blocking write;
+// what the client has already sent is read first so that the close is a FIN, not a reset
+// that could discard the reply before the client reads it.
+void Refuse(tcp::socket& socket, bool plain) {
+  boost::system::error_code ec;
+  socket.non_blocking(true, ec);
+  if (plain) {
+    char scratch[4096];
+    for (int i = 0; i < 16 && !ec; ++i) {
+      socket.read_some(asio::buffer(scratch), ec);
+    }
+    ec = {};
+    socket.write_some(asio::buffer(RefusalResponse()), ec);
+    socket.shutdown(tcp::socket::shutdown_send, ec);
+  }
+  socket.close(ec);
+}
 
 }  // namespace
 
@@ -70,6 +147,8 @@ struct Server::Impl {
 
   Services& services;
   GatewayMetrics metrics;
+  std::size_t max_connections = 0;
+  std::atomic<std::size_t> open_connections{0};
   std::vector<std::unique_ptr<Core>> cores;
   std::optional<asio::ssl::context> tls;
   std::vector<tcp::endpoint> endpoints;
@@ -86,12 +165,36 @@ struct Server::Impl {
         co_return;
       }
       if (ec) {
-        // EMFILE and friends: back off instead of spinning.
-        spdlog::warn("accept failed: {}", ec.message());
+        if (OutOfDescriptors(ec) && RefuseOneWaiting(core, acceptor)) {
+          continue;  // the next waiting client, if any, gets the same
+        }
+        // No spare descriptor either (or another error): wait for descriptors to free up
+        // instead of spinning on a listener that stays readable.
+        auto now = std::chrono::steady_clock::now();
+        if (now - core.last_accept_warning > std::chrono::seconds(10)) {
+          core.last_accept_warning = now;
+          spdlog::warn("accept failed: {} ({} connections open, server.max_connections {})",
+                       ec.message(), open_connections.load(std::memory_order_relaxed),
+                       max_connections);
+        }
         asio::steady_timer timer(core.ioc, std::chrono::milliseconds(50));
         co_await timer.async_wait(tuple);
+        core.spare.Reopen();
         continue;
       }
+      if (open_connections.load(std::memory_order_relaxed) >= max_connections) {
+        if (core.state.idle_sessions.empty()) {
+          Refuse(socket, !tls);
+          core.state.metrics->ConnectionRefused();
+          continue;
+        }
+        // The oldest idle keep-alive connection makes room: its client reconnects when it
+        // needs to, as it must for any idle close, while this one is waiting to be served.
+        auto evict = std::move(core.state.idle_sessions.front());
+        core.state.idle_sessions.pop_front();
+        evict();
+      }
+      open_connections.fetch_add(1, std::memory_order_relaxed);
       boost::system::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
       if (tls) {
@@ -102,6 +205,27 @@ struct Server::Impl {
                        asio::detached);
       }
     }
+  }
+
+  // Out of descriptors: frees the spare one to accept a waiting client and refuse it.
+  // False when there was no spare or nobody waiting.
+  bool RefuseOneWaiting(Core& core, tcp::acceptor& acceptor) {
+    if (!core.spare.held()) {
+      return false;
+    }
+    core.spare.Release();
+    boost::system::error_code ec;
+    acceptor.non_blocking(true, ec);
+    tcp::socket socket(core.ioc);
+    acceptor.accept(socket, ec);
+    bool refused = false;
+    if (!ec) {
+      Refuse(socket, !tls);
+      core.state.metrics->ConnectionRefused();
+      refused = true;
+    }
+    core.spare.Reopen();
+    return refused && core.spare.held();
   }
 
   void BeginShutdown() {
@@ -162,12 +286,20 @@ Result<void> Server::Start() {
     }
     impl_->endpoints.push_back(*ep);
   }
+  TouchErrorCategories();
+  const std::uint64_t nofile = OpenFileLimit();
+  impl_->max_connections =
+      server.max_connections > 0 ? server.max_connections : DefaultMaxConnections(nofile);
+  spdlog::info("max_connections {} (RLIMIT_NOFILE {}{})", impl_->max_connections,
+               nofile == 0 ? std::string("unlimited") : std::to_string(nofile),
+               server.max_connections > 0 ? ", from server.max_connections" : "");
   unsigned threads = server.threads > 0 ? static_cast<unsigned>(server.threads)
                                         : std::max(1u, std::thread::hardware_concurrency());
   for (unsigned i = 0; i < threads; ++i) {
     auto core = std::make_unique<Core>();
     core->state.metrics = &impl_->metrics.AddShard();
     core->state.all_metrics = &impl_->metrics;
+    core->state.open_connections = &impl_->open_connections;
     for (auto& ep : impl_->endpoints) {
       tcp::acceptor acceptor(core->ioc);
       boost::system::error_code ec;

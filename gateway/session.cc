@@ -2,6 +2,7 @@
 
 #include <array>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -15,13 +16,16 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <charconv>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <random>
 
 #include "common/http_time.h"
 #include "common/log.h"
+#include "gateway/body_pace.h"
 #include "gateway/dispatch.h"
 #include "gateway/error_table.h"
+#include "gateway/http_framing.h"
 #include "gateway/metrics.h"
 #include "gateway/metrics_access.h"
 #include "gateway/response_head.h"
@@ -40,6 +44,55 @@ constexpr std::uint64_t kMaxRawBody = 6ull << 30;
 // After an early error response, this much of an unread body is read and dropped so the
 // connection can be kept; a larger remainder closes it.
 constexpr std::uint64_t kMaxDrain = 1 << 20;
+// Beast's own stream timeout stays armed this long past a body read's deadline, in case
+// the cancellation below does not end the read.
+constexpr auto kBackstop = std::chrono::seconds(2);
+
+constexpr std::string_view kRequestTimeoutMessage =
+    "Your socket connection to the server was not read from or written to within the "
+    "timeout period.";
+
+// Ends a socket's pending read when a deadline passes, leaving the socket open so the
+// session can still answer 400 RequestTimeout (Beast's stream timeout closes it). The
+// timer's handler may run after the session is gone: it holds only a weak reference,
+// and the session owns the only strong one.
+class ReadDeadline {
+ public:
+  explicit ReadDeadline(const asio::any_io_executor& executor)
+      : state_(std::make_shared<State>(executor)) {}
+
+  void Arm(asio::ip::tcp::socket& socket, std::chrono::steady_clock::duration after) {
+    const std::uint64_t generation = ++state_->generation;
+    state_->fired = false;
+    state_->timer.expires_after(after);
+    state_->timer.async_wait(
+        [weak = std::weak_ptr<State>(state_), generation, &socket](boost::system::error_code ec) {
+          auto state = weak.lock();
+          if (ec || !state || state->generation != generation) {
+            return;
+          }
+          state->fired = true;
+          boost::system::error_code ignored;
+          socket.cancel(ignored);
+        });
+  }
+
+  // Stops the timer; true when the deadline passed (the read was, or is being, cancelled).
+  bool Disarm() {
+    ++state_->generation;  // a handler already queued with success is now stale
+    state_->timer.cancel();
+    return state_->fired;
+  }
+
+ private:
+  struct State {
+    explicit State(const asio::any_io_executor& executor) : timer(executor) {}
+    asio::steady_timer timer;
+    std::uint64_t generation = 0;
+    bool fired = false;
+  };
+  std::shared_ptr<State> state_;
+};
 
 std::string NewRequestId() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -61,7 +114,8 @@ class Session final : public Exchange {
         core_(core),
         services_(services),
         remote_(std::move(remote)),
-        buffer_(services.config.server.max_header_bytes + 64 * 1024) {}
+        buffer_(services.config.server.max_header_bytes + 64 * 1024),
+        deadline_(stream_.get_executor()) {}
 
   asio::awaitable<void> Run() {
     core_.metrics->ConnectionOpened();
@@ -74,6 +128,9 @@ class Session final : public Exchange {
     core_.idle_cancellers.erase(canceller);
     co_await Close();
     core_.metrics->ConnectionClosed();
+    if (core_.open_connections != nullptr) {
+      core_.open_connections->fetch_sub(1, std::memory_order_relaxed);
+    }
   }
 
   // Exchange.
@@ -108,18 +165,27 @@ class Session final : public Exchange {
       auto& body = parser_->get().body();
       body.data = buf.data();
       body.size = buf.size();
-      Lowest().expires_after(services_.config.server.idle_timeout);
+      // Each read may wait until the body's average rate would fall below the minimum,
+      // and never longer than the idle timeout (gateway/body_pace.h).
+      const auto allowance = pace_->Allowance(services_.config.server.idle_timeout);
+      if (allowance <= std::chrono::steady_clock::duration::zero()) {
+        keep_alive_ = false;
+        co_return Error(ErrorCode::kRequestTimeout, std::string(kRequestTimeoutMessage));
+      }
+      deadline_.Arm(Lowest().socket(), allowance);
+      Lowest().expires_after(allowance + kBackstop);
+      const auto started = std::chrono::steady_clock::now();
       auto [ec, n] = co_await http::async_read_some(stream_, buffer_, *parser_, kTuple);
+      const bool late = deadline_.Disarm();
       std::size_t got = buf.size() - body.size;
+      pace_->Record(std::chrono::steady_clock::now() - started, got);
       if (ec == http::error::need_buffer) {
         ec = {};
       }
       if (ec) {
         keep_alive_ = false;
-        if (ec == beast::error::timeout) {
-          co_return Error(ErrorCode::kRequestTimeout,
-                          "Your socket connection to the server was not read from or written to "
-                          "within the timeout period.");
+        if (ec == beast::error::timeout || (late && ec == asio::error::operation_aborted)) {
+          co_return Error(ErrorCode::kRequestTimeout, std::string(kRequestTimeoutMessage));
         }
         co_return Error(ErrorCode::kIncompleteBody,
                         "You did not provide the number of bytes specified by the "
@@ -320,10 +386,20 @@ class Session final : public Exchange {
       co_return true;
     }
     idle_ = true;
+    idle_entry_ = core_.idle_sessions.insert(core_.idle_sessions.end(), [this] {
+      idle_entry_.reset();  // the acceptor has taken it off the list
+      core_.metrics->IdleConnectionEvicted();
+      Lowest().cancel();
+    });
     Lowest().expires_after(services_.config.server.idle_timeout);
     auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(4096), kTuple);
     idle_ = false;
+    if (idle_entry_) {
+      core_.idle_sessions.erase(*idle_entry_);
+      idle_entry_.reset();
+    }
     if (ec) {
+      linger_ = false;  // no response is on its way: nothing to wait for at close
       co_return false;
     }
     buffer_.commit(n);
@@ -340,9 +416,37 @@ class Session final : public Exchange {
     response_started_ = false;
     status_ = 0;
     bytes_in_ = bytes_out_ = 0;
+    pace_.emplace(services_.config.server.body_min_rate_bytes_per_s,
+                  services_.config.server.body_rate_grace);
     Lowest().expires_after(services_.config.server.header_timeout);
+    // The raw head is looked at before Beast parses it: Beast joins folded lines into
+    // one value, after which a fold can no longer be told from a space.
+    const std::size_t max_header = services_.config.server.max_header_bytes;
+    for (;;) {
+      std::string_view raw(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+      auto scan = ScanRequestHead(raw);
+      if (scan.obs_fold) {
+        co_await SendHeadError(FramingError{
+            400, "BadRequest",
+            "Malformed HTTP request: obsolete line folding or whitespace before a field name."});
+        co_return false;
+      }
+      if (scan.complete || buffer_.size() >= max_header) {
+        break;  // too long: the parser below refuses it with S3's error
+      }
+      auto [rec, got] = co_await stream_.async_read_some(buffer_.prepare(4096), kTuple);
+      if (rec) {
+        co_return false;  // timed out, closed or reset: nobody to answer
+      }
+      buffer_.commit(got);
+    }
     auto [ec, n] = co_await http::async_read_header(stream_, buffer_, *parser_, kTuple);
     if (!ec) {
+      // Framing Beast accepts but two parties could read differently (RFC 9112 6.3).
+      if (auto refused = CheckFraming(request())) {
+        co_await SendHeadError(*refused);
+        co_return false;
+      }
       keep_alive_ = parser_->get().keep_alive();
       co_return true;
     }
@@ -364,17 +468,24 @@ class Session final : public Exchange {
   }
 
   asio::awaitable<void> SendParseError(ErrorCode code, std::string message) {
-    auto started = std::chrono::steady_clock::now();
     auto info = LookupS3Error(code);
     std::string_view s3code = code == ErrorCode::kInvalidRequest ? "BadRequest" : info.code;
+    co_await SendHeadError(FramingError{info.status, std::string(s3code), std::move(message)});
+  }
+
+  // Answers a request whose head cannot be served, and ends the connection after it.
+  asio::awaitable<void> SendHeadError(FramingError error) {
+    auto started = std::chrono::steady_clock::now();
+    const unsigned status = error.status;
+    const std::string& message = error.message;
     XmlWriter xml("Error", false);
-    xml.Element("Code", s3code).Element("Message", message).Element("RequestId", request_id_);
+    xml.Element("Code", error.code).Element("Message", message).Element("RequestId", request_id_);
     ResponseHeader header;
-    header.result(info.status);
+    header.result(status);
     header.set(http::field::content_type, "application/xml");
     keep_alive_ = false;
     response_started_ = true;
-    status_ = info.status;
+    status_ = status;
     header.version(11);
     header.set(http::field::server, "strata");
     header.set("x-amz-request-id", request_id_);
@@ -385,10 +496,10 @@ class Session final : public Exchange {
     Lowest().expires_after(services_.config.server.idle_timeout);
     auto [ec, n] = co_await http::async_write(stream_, res, kTuple);
     bytes_out_ = ec ? 0 : res.body().size();
-    core_.metrics->RecordRequest(S3Operation::kMalformed, info.status,
+    core_.metrics->RecordRequest(S3Operation::kMalformed, status,
                                  std::chrono::steady_clock::now() - started, bytes_in_, bytes_out_);
-    spdlog::info("request id={} remote={} status={} error=\"{}\"", request_id_, remote_,
-                 info.status, message);
+    spdlog::info("request id={} remote={} status={} error=\"{}\"", request_id_, remote_, status,
+                 message);
   }
 
   // Reads and drops what is left of the request body so the next request can be parsed.
@@ -410,6 +521,11 @@ class Session final : public Exchange {
   }
 
   asio::awaitable<void> Close() {
+    if (!linger_) {
+      beast::error_code ec;
+      Lowest().socket().close(ec);
+      co_return;
+    }
     Lowest().expires_after(std::chrono::seconds(2));
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
       beast::error_code ec;
@@ -435,6 +551,11 @@ class Session final : public Exchange {
   std::string remote_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::buffer_body>> parser_;
+  std::optional<BodyPace> pace_;  // the current request body's
+  ReadDeadline deadline_;
+  // This session's entry in core_.idle_sessions while it waits for a request.
+  std::optional<std::list<std::function<void()>>::iterator> idle_entry_;
+  bool linger_ = true;  // close() after reading what the client still sends (Close)
   std::string request_id_;
   std::string head_;  // the last response's status line and fields, its capacity reused
   bool idle_ = false;

@@ -4,6 +4,7 @@
 // can. Implemented for plain TCP and TLS streams.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -21,6 +22,12 @@ struct CoreState {
   bool stopping = false;
   // Called on shutdown for each open session: closes it if idle between requests.
   std::list<std::function<void()>> idle_cancellers;
+  // The sessions idle between requests (or before their first), oldest first. At
+  // server.max_connections the acceptor pops the first and calls it: that session closes.
+  std::list<std::function<void()>> idle_sessions;
+  // Client connections open over every core (the acceptor adds, a session's end
+  // subtracts); compared with server.max_connections at accept.
+  std::atomic<std::size_t>* open_connections = nullptr;
   // This core's counters (written only on this thread) and the registry that sums every
   // core's for a scrape; set by Server before the core serves.
   MetricsShard* metrics = nullptr;

@@ -76,6 +76,9 @@ TEST(ConfigTest, EmbeddedDefaultParses) {
   EXPECT_EQ(c.server.header_timeout, milliseconds(10'000));
   EXPECT_EQ(c.server.idle_timeout, milliseconds(60'000));
   EXPECT_EQ(c.server.shutdown_grace, milliseconds(10'000));
+  EXPECT_EQ(c.server.body_min_rate_bytes_per_s, 500u);
+  EXPECT_EQ(c.server.body_rate_grace, milliseconds(20'000));
+  EXPECT_EQ(c.server.max_connections, 0u);
   EXPECT_EQ(c.server.log_level, "info");
   EXPECT_TRUE(c.server.metrics);
   EXPECT_FALSE(c.server.tls_enabled());
@@ -141,6 +144,9 @@ index_cache = "1GiB"
 header_timeout = "250ms"
 idle_timeout = "2m"
 shutdown_grace = "0s"
+body_min_rate_bytes_per_s = "1KiB"
+body_rate_grace = "0s"
+max_connections = 100
 log_level = "debug"
 metrics = false
 
@@ -197,6 +203,9 @@ interval = "1h30m"
   EXPECT_EQ(r->server.header_timeout, milliseconds(250));
   EXPECT_EQ(r->server.idle_timeout, milliseconds(120'000));
   EXPECT_EQ(r->server.shutdown_grace, milliseconds(0));
+  EXPECT_EQ(r->server.body_min_rate_bytes_per_s, 1024u);
+  EXPECT_EQ(r->server.body_rate_grace, milliseconds(0));
+  EXPECT_EQ(r->server.max_connections, 100u);
   EXPECT_EQ(r->users.size(), 2u);
   EXPECT_FALSE(r->users[0].admin);
   EXPECT_TRUE(r->users[1].admin);
@@ -293,6 +302,13 @@ TEST(ConfigTest, ServerScalars) {
   EXPECT_CONFIG_ERROR(Server("header_timeout = \"0s\""), "server.header_timeout:", "zero");
   EXPECT_CONFIG_ERROR(Server("idle_timeout = \"10 parsecs\""), "server.idle_timeout:");
   EXPECT_CONFIG_ERROR(Server("shutdown_grace = \"-1s\""), "server.shutdown_grace:", "negative");
+  EXPECT_CONFIG_ERROR(Server("body_min_rate_bytes_per_s = -1"),
+                      "server.body_min_rate_bytes_per_s:");
+  EXPECT_CONFIG_ERROR(Server("body_min_rate_bytes_per_s = \"2GiB\""),
+                      "server.body_min_rate_bytes_per_s:", "1GiB");
+  EXPECT_CONFIG_ERROR(Server("body_rate_grace = 5"), "server.body_rate_grace:", "duration");
+  EXPECT_CONFIG_ERROR(Server("max_connections = -1"), "server.max_connections:");
+  EXPECT_CONFIG_ERROR(Server("max_connections = \"many\""), "server.max_connections:");
   for (const char* level : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
     auto r = ParseConfig(Server(std::string("log_level = \"") + level + "\""), "t");
     EXPECT_TRUE(r.ok()) << level;

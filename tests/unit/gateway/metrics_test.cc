@@ -128,6 +128,9 @@ TEST(GatewayMetrics, ConnectionsAndSample) {
   a.ConnectionOpened();
   b.ConnectionOpened();
   a.ConnectionClosed();
+  a.ConnectionRefused();
+  b.ConnectionRefused();
+  b.IdleConnectionEvicted();
   ScrapeSample sample;
   sample.uptime_seconds = 1.5;
   sample.checksum_mismatches = 2;
@@ -139,6 +142,8 @@ TEST(GatewayMetrics, ConnectionsAndSample) {
   EXPECT_TRUE(HasLine(text, "# TYPE strata_connections_open gauge")) << text;
   EXPECT_TRUE(HasLine(text, "strata_connections_open 2")) << text;
   EXPECT_TRUE(HasLine(text, "strata_connections_total 3")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_connections_refused_total 2")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_connections_evicted_total 1")) << text;
   EXPECT_TRUE(HasLine(text, "strata_checksum_mismatches_total 2")) << text;
   EXPECT_TRUE(HasLine(text, "# TYPE strata_get_send_block_bytes gauge")) << text;
   EXPECT_TRUE(HasLine(text, "strata_get_send_block_bytes 524288")) << text;
