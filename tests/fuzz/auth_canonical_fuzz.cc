@@ -6,7 +6,8 @@
 // Properties: canonical forms are fixed points (canonicalizing twice changes nothing, so a
 // client and strata that canonicalize an already canonical string agree); an accepted
 // x-amz-date formats back to itself; an HTTP date both of strata's parsers accept means the
-// same instant to both; a decimal accepted is the number its digits spell.
+// same instant to both (the weekday is not checked by either); a decimal accepted is the number its
+// digits spell.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -38,7 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::string canonical = CanonicalQuery(ParseQuery(in));
       FUZZ_CHECK(CanonicalQuery(ParseQuery(canonical)) == canonical, in);
       std::string without = CanonicalQuery(ParseQuery(in), "X-Amz-Signature");
-      FUZZ_CHECK(without.find("X-Amz-Signature=") == std::string::npos, in);
+      FUZZ_CHECK(!without.starts_with("X-Amz-Signature=") &&
+                     without.find("&X-Amz-Signature=") == std::string::npos,
+                 in);
       break;
     }
     case 2: {
@@ -48,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     }
     case 3:
-      if (auto t = ParseAmzDate(in)) {
+      // A leap second (":60") is accepted as the next minute's first.
+      if (auto t = ParseAmzDate(in); t && in.substr(13, 2) != "60") {
         FUZZ_CHECK(FormatAmzDate(*t) == in, in);
       }
       break;

@@ -63,7 +63,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case 6: {
       UpstreamLocation loc = DecodeUpstreamLocation(in);
-      if (loc.etag.find('\n') == std::string::npos && loc.version_id.find('\n') == std::string::npos) {
+      if (loc.etag.find('\n') == std::string::npos &&
+          loc.version_id.find('\n') == std::string::npos) {
         UpstreamLocation again = DecodeUpstreamLocation(EncodeUpstreamLocation(loc));
         FUZZ_CHECK(again.etag == loc.etag && again.version_id == loc.version_id, in);
       }

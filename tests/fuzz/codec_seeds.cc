@@ -86,9 +86,14 @@ int main(int argc, char** argv) {
   u.object.bucket = BucketName("seeds");
   u.object.key = ObjectKey("mp");
   Write(dir, 2, EncodeUpload(u));
-  Write(dir, 3, EncodePart(PartRecord{2, 5 << 20, "0123456789abcdef0123456789abcdef",
-                                      1'700'000'000'000, {{"CRC64NVME", "AAAAAAAAAAA="}},
-                                      "hot", "0123abcd"}));
+  Write(dir, 3,
+        EncodePart(PartRecord{2,
+                              5 << 20,
+                              "0123456789abcdef0123456789abcdef",
+                              1'700'000'000'000,
+                              {{"CRC64NVME", "AAAAAAAAAAA="}},
+                              "hot",
+                              "0123abcd"}));
   WritebackItem w;
   w.sequence = 42;
   w.enqueued_ms = 1'700'000'000'000;

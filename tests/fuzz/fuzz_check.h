@@ -6,12 +6,12 @@
 #include <cstdlib>
 #include <string_view>
 
-#define FUZZ_CHECK(cond, what)                                                                 \
-  do {                                                                                         \
-    if (!(cond)) {                                                                             \
-      std::string_view fuzz_what_ = (what);                                                    \
-      std::fprintf(stderr, "%s:%d: property failed: %s\n  on: %.*s\n", __FILE__, __LINE__,    \
-                   #cond, static_cast<int>(fuzz_what_.size()), fuzz_what_.data());             \
-      std::abort();                                                                            \
-    }                                                                                          \
+#define FUZZ_CHECK(cond, what)                                                                    \
+  do {                                                                                            \
+    if (!(cond)) {                                                                                \
+      std::string_view fuzz_what_ = (what);                                                       \
+      std::fprintf(stderr, "%s:%d: property failed: %s\n  on: %.*s\n", __FILE__, __LINE__, #cond, \
+                   static_cast<int>(fuzz_what_.size()), fuzz_what_.data());                       \
+      std::abort();                                                                               \
+    }                                                                                             \
   } while (0)

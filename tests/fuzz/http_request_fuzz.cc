@@ -58,7 +58,7 @@ WallTime RequestTime(const auth::RequestView& view) {
   }
   if (const auto* p = auth::internal::FindParam(params, "Expires")) {
     std::int64_t expires = 0;
-    if (auth::internal::ParseDecimal(p->value, expires)) {
+    if (auth::internal::ParseDecimal(p->value, expires) && expires < (std::int64_t{1} << 33)) {
       return WallTime(std::chrono::seconds(expires - 60));
     }
   }
@@ -155,7 +155,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const auto& req = parser.get();
   auto host_it = req.find(http::field::host);
-  std::string_view host = host_it == req.end() ? std::string_view() : host_it->value();
+  std::string_view host =
+      host_it == req.end() ? std::string_view() : std::string_view(host_it->value());
   std::string_view target_text = req.target();
   auto target = gateway::ParseS3Target(target_text, host, "localhost");
   if (!target.ok()) {

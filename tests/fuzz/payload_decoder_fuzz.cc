@@ -80,8 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string date(amz_date.substr(0, 8));
   auth.chunk.scope = date + "/us-east-1/s3/aws4_request";
   auth.chunk.seed_signature = std::string(seed);
-  auth.chunk.signing_key =
-      internal::CachedSigningKey("strata-secret-key", date, "us-east-1", "s3");
+  auth.chunk.signing_key = internal::CachedSigningKey("strata-secret-key", date, "us-east-1", "s3");
 
   Outcome whole = Decode(auth, in, nullptr, 0);
   // Split points from the body's own bytes, so every input has its own deterministic split.

@@ -40,9 +40,7 @@ std::string Unquote(std::string_view quoted) {
   return std::string(quoted);
 }
 
-void CheckRefusal(const Error& e, std::string_view xml) {
-  FUZZ_CHECK(!e.message.empty(), xml);
-}
+void CheckRefusal(const Error& e, std::string_view xml) { FUZZ_CHECK(!e.message.empty(), xml); }
 
 }  // namespace
 
