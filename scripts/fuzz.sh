@@ -36,7 +36,7 @@ if [[ -z "$bin_dir" ]]; then
   scripts/deps.sh --fuzz
   # Its own configuration: clang, and only the parsers' sources (tests/fuzz/CMakeLists.txt).
   CC=clang-16 CXX=clang++-16 cmake -S . -B build/fuzz -G Ninja -DSTRATA_FUZZ=ON \
-    -DCMAKE_BUILD_TYPE=Fuzz -DSTRATA_FUZZ_SECONDS="$seconds" >/dev/null
+    -DCMAKE_BUILD_TYPE=Fuzz >/dev/null
   cmake --build build/fuzz -j "$(nproc)"
   bin_dir=build/fuzz/bin
 fi
