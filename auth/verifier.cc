@@ -739,7 +739,10 @@ class Verification {
     if (!cred.ok()) {
       return std::move(cred).error();
     }
-    if (clock_.Now() > WallTime(std::chrono::seconds(expiry))) {
+    // Compared in seconds: an Expires past 2262 does not fit the clock's nanoseconds.
+    const auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch());
+    if (now.count() > expiry) {
       return Err(ErrorCode::kExpiredPresignedRequest, "Request has expired");
     }
     std::string string_to_sign = V2StringToSign(

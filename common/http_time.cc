@@ -46,14 +46,21 @@ std::string FormatHttpDate(std::int64_t unix_ms) {
 }
 
 std::string FormatIso8601(std::int64_t unix_ms) {
-  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  // Floor division: before 1970, -1 ms is 23:59:59.999 of the day before, not ".-01".
+  std::int64_t secs = unix_ms / 1000;
+  std::int64_t millis = unix_ms % 1000;
+  if (millis < 0) {
+    secs -= 1;
+    millis += 1000;
+  }
+  std::time_t t = static_cast<std::time_t>(secs);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
   std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   std::string out(buf, n);
   char ms[8];
-  std::snprintf(ms, sizeof ms, ".%03dZ", static_cast<int>(unix_ms % 1000));
+  std::snprintf(ms, sizeof ms, ".%03dZ", static_cast<int>(millis));
   return out + ms;
 }
 

@@ -6,6 +6,7 @@
 #   scripts/deps.sh          build dependencies
 #   scripts/deps.sh --test   build and test dependencies
 #   scripts/deps.sh --bench  build dependencies plus what tools/bench/run.sh drives
+#   scripts/deps.sh --fuzz   build dependencies plus clang-16's libFuzzer (scripts/fuzz.sh)
 set -euo pipefail
 
 BUILD_PKGS=(
@@ -23,12 +24,16 @@ TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli ope
 # fio (the disk's fsync and sequential write rates) and perf (the profile).
 BENCH_PKGS=(nginx wrk fio linux-perf)
 
+# The fuzz harnesses (scripts/fuzz.sh): clang with libFuzzer's runtime, llvm's symbolizer.
+FUZZ_PKGS=(clang-16 libclang-rt-16-dev llvm-16)
+
 want=("${BUILD_PKGS[@]}")
 for arg in "$@"; do
   case "$arg" in
     --test) want+=("${TEST_PKGS[@]}") ;;
     --bench) want+=("${BENCH_PKGS[@]}") ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --fuzz) want+=("${FUZZ_PKGS[@]}") ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "deps.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done

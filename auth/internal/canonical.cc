@@ -180,6 +180,13 @@ std::optional<WallTime> MakeTime(int year, int month, int day, int hour, int min
   std::int64_t secs =
       DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
       hour * 3600 + minute * 60 + second - offset_seconds;
+  // The clock counts nanoseconds in 64 bits: past 2262-04-11 a time cannot be represented
+  // (converting it would overflow), so such a date is as unusable as a malformed one.
+  constexpr std::int64_t kMaxSecs =
+      std::chrono::duration_cast<std::chrono::seconds>(WallTime::duration::max()).count();
+  if (secs > kMaxSecs) {
+    return std::nullopt;
+  }
   return WallTime(std::chrono::seconds(secs));
 }
 

@@ -76,6 +76,13 @@ TEST(Canonical, Dates) {
   EXPECT_FALSE(internal::ParseHttpDate("Fri, 24 Foo 2013 00:00:00 GMT"));
   EXPECT_FALSE(internal::ParseHttpDate("Fri, 24 May 2013 00:00 GMT"));
   EXPECT_FALSE(internal::ParseHttpDate(""));
+  // Dates past what the clock's nanoseconds hold (2262-04-11) are refused, not overflowed
+  // into a time in 1677 (signed overflow, which UBSan aborts on; found by
+  // tests/fuzz/http_request_fuzz.cc).
+  EXPECT_TRUE(internal::ParseAmzDate("22620411T000000Z"));
+  EXPECT_FALSE(internal::ParseAmzDate("22620412T000000Z"));
+  EXPECT_FALSE(internal::ParseAmzDate("99991231T235959Z"));
+  EXPECT_FALSE(internal::ParseHttpDate("Fri, 31 Dec 9999 23:59:59 GMT"));
   std::int64_t n = 0;
   EXPECT_TRUE(internal::ParseDecimal("604800", n));
   EXPECT_EQ(n, 604800);

@@ -46,5 +46,14 @@ TEST(HttpTime, HttpDateRoundTrips) {
   EXPECT_FALSE(ParseHttpDate("Sun, 99 Nov 2026 22:39:30 GMT").has_value());
 }
 
+// Times before 1970 with milliseconds: the fraction was written negative (".-970Z") and
+// the second rounded toward 1970 (found by tests/fuzz/http_time_fuzz.cc).
+TEST(HttpTime, Iso8601BeforeTheEpoch) {
+  EXPECT_EQ(FormatIso8601(-1), "1969-12-31T23:59:59.999Z");
+  EXPECT_EQ(FormatIso8601(-1000), "1969-12-31T23:59:59.000Z");
+  EXPECT_EQ(FormatIso8601(-1001), "1969-12-31T23:59:58.999Z");
+  EXPECT_EQ(ParseIso8601(FormatIso8601(-5555)), -5555);
+}
+
 }  // namespace
 }  // namespace strata

@@ -1,12 +1,12 @@
-// Mutation fuzzing of the gateway's parsers of outside input (request target, Range,
-// CreateBucketConfiguration, Delete and Tagging XML, x-amz-tagging, HTTP dates) with
-// fixed seeds under ASan and UBSan.
+// Mutation loops over the gateway's parsers of outside input (request target, Range,
+// CreateBucketConfiguration, Delete and Tagging XML, x-amz-tagging) with fixed seeds under
+// ASan and UBSan, each asserting a property of what is accepted. Coverage-guided fuzzing
+// of the same parsers is tests/fuzz/ (libFuzzer); these stay as quick deterministic checks.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
-#include "common/http_time.h"
 #include "gateway/conditions.h"
 #include "gateway/s3_target.h"
 #include "gateway/tags.h"
@@ -113,13 +113,6 @@ TEST(GatewayFuzz, TaggingHeader) {
                   code == ErrorCode::kTooManyTags)
           << header;
     }
-  }
-}
-
-TEST(GatewayFuzz, HttpDates) {
-  std::mt19937 rng(14);
-  for (int i = 0; i < kIterations; ++i) {
-    (void)ParseHttpDate(Mutate("Sun, 06 Nov 1994 08:49:37 GMT", rng));
   }
 }
 

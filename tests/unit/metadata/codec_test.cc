@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <limits>
-#include <random>
 
 #include "metadata/keys.h"
 
@@ -330,29 +329,6 @@ TEST(CodecTest, HugeCountsDoNotAllocate) {
   s.PutByte(kBucketFormat);
   s.PutVarint(1ULL << 60);  // string length far beyond the input
   EXPECT_FALSE(DecodeBucket(std::move(s).Finish()).ok());
-}
-
-TEST(CodecTest, RandomGarbageNeverCrashes) {
-  std::mt19937_64 rng(1234);
-  const std::string valid = EncodeObject(SampleObject());
-  for (int i = 0; i < 20000; ++i) {
-    std::string buf;
-    if (i % 2 == 0) {
-      buf.resize(rng() % 64);
-      for (auto& c : buf) {
-        c = static_cast<char>(rng());
-      }
-    } else {
-      buf = valid;  // flip a few bytes of a valid record
-      for (int j = 0; j < 3; ++j) {
-        buf[rng() % buf.size()] = static_cast<char>(rng());
-      }
-    }
-    (void)DecodeObject(buf);
-    (void)DecodeBucket(buf);
-    (void)DecodeUser(buf);
-    (void)ParseObjectRowKey(buf);
-  }
 }
 
 TEST(KeysTest, VersionsSortNewestFirstAndKeysInOrder) {
