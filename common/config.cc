@@ -307,7 +307,7 @@ class ConfigReader {
                    "fsync", "io_uring", "max_header_bytes", "index_cache", "header_timeout",
                    "idle_timeout", "shutdown_grace", "log_level", "metrics", "metrics_public",
                    "metrics_token", "body_min_rate_bytes_per_s", "body_rate_grace",
-                   "max_connections"}));
+                   "max_connections", "xml_memory"}));
     for (const auto& [k, v] : tbl) {
       const std::string key = Join("server", k.str());
       const std::string_view name = k.str();
@@ -378,6 +378,13 @@ class ConfigReader {
           return Fail(v, key, "must be between 1MiB and 1TiB");
         }
         s.index_cache_bytes = static_cast<std::size_t>(*r);
+      } else if (name == "xml_memory") {
+        auto r = GetSize(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        if (*r < (std::uint64_t{1} << 20) || *r > (std::uint64_t{1} << 40)) {
+          return Fail(v, key, "must be between 1MiB and 1TiB");
+        }
+        s.xml_memory_bytes = *r;
       } else if (name == "header_timeout") {
         auto r = GetDuration(v, key, false);
         STRATA_RETURN_IF_ERROR(r);

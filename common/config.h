@@ -33,6 +33,9 @@ struct ServerConfig {
   // The index's block cache (RocksDB, shared by its column families): the index rows of
   // recently read keys stay decompressed in memory.
   std::size_t index_cache_bytes = std::size_t{64} << 20;
+  // XML request bodies and their parse trees, every request together (gateway/xml_budget.h);
+  // past it such requests get 503 SlowDown.
+  std::uint64_t xml_memory_bytes = std::uint64_t{64} << 20;
   std::chrono::milliseconds header_timeout{10'000};  // whole request header must arrive
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive and body inactivity
   std::chrono::milliseconds shutdown_grace{10'000};  // in-flight requests on SIGTERM

@@ -8,6 +8,7 @@
 
 #include "common/http_time.h"
 #include "gateway/xml.h"
+#include "gateway/xml_load.h"
 
 namespace strata::gateway {
 namespace {
@@ -563,8 +564,8 @@ void WriteFilter(XmlWriter& xml, const LifecycleFilter& f) {
 Result<std::vector<LifecycleRule>> ParseLifecycleConfiguration(
     std::string_view body, const std::function<std::string()>& new_id) {
   pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
-    return Malformed();
+  if (auto loaded = LoadXmlDocument(doc, body); !loaded.ok()) {
+    return std::move(loaded).error();
   }
   int elements = 0;
   for (auto node : doc.children()) {

@@ -11,6 +11,7 @@
 #include "gateway/credentials.h"
 #include "gateway/server.h"
 #include "gateway/services.h"
+#include "gateway/xml_budget.h"
 #include "metadata/index.h"
 #include "storage/data_path.h"
 #include "storage/engine/lifecycle_worker.h"
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
   }
   // io_uring when configured and the kernel allows it, else pread/pwrite; logs which.
   storage::SelectDataPath(config->server.io_uring);
+
+  gateway::SetXmlBudget(config->server.xml_memory_bytes);
 
   SystemClock clock;
   gateway::IndexCredentialStore credentials(*config, **index);

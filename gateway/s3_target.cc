@@ -1,6 +1,7 @@
 #include "gateway/s3_target.h"
 
 #include "common/text.h"
+#include "common/utf8.h"
 
 namespace strata::gateway {
 namespace {
@@ -87,6 +88,16 @@ Result<S3Target> ParseS3Target(std::string_view target, std::string_view host,
   auto path = PercentDecode(t.raw_path, false);
   if (!path) {
     return Error(ErrorCode::kInvalidArgument, "malformed percent-encoding in path");
+  }
+  // Keys (and the prefixes, markers and tokens that name them) are UTF-8 in S3. One that
+  // is not would be stored and later written into listings and error bodies that no XML
+  // parser accepts; S3 refuses such a target with InvalidURI.
+  bool utf8 = IsValidUtf8(*path);
+  for (const auto& [name, value] : t.query) {
+    utf8 = utf8 && IsValidUtf8(name) && IsValidUtf8(value);
+  }
+  if (!utf8) {
+    return Error(ErrorCode::kInvalidUri, "Couldn't parse the specified URI.");
   }
 
   std::string_view hostname = StripPort(host);

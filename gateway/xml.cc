@@ -4,39 +4,50 @@
 #include <optional>
 #include <pugixml.hpp>
 
+#include "common/utf8.h"
+#include "gateway/xml_load.h"
+
 namespace strata::gateway {
 
 std::string XmlEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (std::size_t pos = 0; pos < text.size();) {
+    const char c = text[pos];
     switch (c) {
       case '&':
         out += "&amp;";
-        break;
+        ++pos;
+        continue;
       case '<':
         out += "&lt;";
-        break;
+        ++pos;
+        continue;
       case '>':
         out += "&gt;";
-        break;
+        ++pos;
+        continue;
       case '"':
         out += "&quot;";
-        break;
+        ++pos;
+        continue;
       case '\'':
         out += "&apos;";
-        break;
+        ++pos;
+        continue;
       default:
-        // XML 1.0 cannot carry most control characters even escaped as entities;
-        // S3 offers encoding-type=url for such keys. Numeric references keep them visible.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out += "&#x";
-          out += "0123456789ABCDEF"[(c >> 4) & 0xF];
-          out += "0123456789ABCDEF"[c & 0xF];
-          out += ';';
-        } else {
-          out += c;
-        }
+        break;
+    }
+    const std::size_t start = pos;
+    auto decoded = DecodeUtf8(text, pos);
+    if (decoded && IsXmlChar(*decoded)) {
+      out.append(text, start, pos - start);
+    } else {
+      // XML 1.0 cannot carry NUL, most C0 controls, U+FFFE/U+FFFF or bytes that are not
+      // UTF-8, not even as character references (S3 writes "&#x0;" and clients' parsers
+      // reject the whole document). U+FFFD keeps the document well-formed; listings
+      // url-encode such keys instead (handlers/context.h, ListingNeedsUrlEncoding).
+      out += "\xEF\xBF\xBD";
     }
   }
   return out;
@@ -118,8 +129,8 @@ Error Malformed() {
 Result<DeleteRequest> ParseDeleteRequest(std::string_view body) {
   constexpr std::size_t kMaxKeys = 1000;
   pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
-    return Malformed();
+  if (auto loaded = LoadXmlDocument(doc, body); !loaded.ok()) {
+    return std::move(loaded).error();
   }
   auto root = SingleRoot(doc, "Delete");
   if (!root) {
@@ -161,8 +172,8 @@ Result<std::string> ParseCreateBucketConfiguration(std::string_view body) {
     return std::string();
   }
   pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
-    return Malformed();
+  if (auto loaded = LoadXmlDocument(doc, body); !loaded.ok()) {
+    return std::move(loaded).error();
   }
   auto root = SingleRoot(doc, "CreateBucketConfiguration");
   if (!root) {
@@ -184,8 +195,8 @@ std::string Unquoted(std::string_view etag) {
 
 Result<std::string> ParseVersioningConfiguration(std::string_view body) {
   pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
-    return Malformed();
+  if (auto loaded = LoadXmlDocument(doc, body); !loaded.ok()) {
+    return std::move(loaded).error();
   }
   auto root = SingleRoot(doc, "VersioningConfiguration");
   if (!root) {
@@ -231,8 +242,8 @@ std::optional<std::string_view> TextOnly(const pugi::xml_node& node) {
 
 Result<metadata::Tags> ParseTagging(std::string_view body) {
   pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
-    return Malformed();
+  if (auto loaded = LoadXmlDocument(doc, body); !loaded.ok()) {
+    return std::move(loaded).error();
   }
   auto root = SingleRoot(doc, "Tagging");
   if (!root) {
@@ -287,8 +298,8 @@ Result<metadata::Tags> ParseTagging(std::string_view body) {
 
 Result<std::vector<storage::CompletedPart>> ParseCompleteMultipartUpload(std::string_view body) {
   pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
-    return Malformed();
+  if (auto loaded = LoadXmlDocument(doc, body); !loaded.ok()) {
+    return std::move(loaded).error();
   }
   auto root = SingleRoot(doc, "CompleteMultipartUpload");
   if (!root) {
@@ -342,8 +353,8 @@ Result<std::vector<storage::CompletedPart>> ParseCompleteMultipartUpload(std::st
 
 Result<RestoreRequest> ParseRestoreRequest(std::string_view body) {
   pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) {
-    return Malformed();
+  if (auto loaded = LoadXmlDocument(doc, body); !loaded.ok()) {
+    return std::move(loaded).error();
   }
   auto root = SingleRoot(doc, "RestoreRequest");
   if (!root) {

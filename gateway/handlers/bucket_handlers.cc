@@ -145,11 +145,11 @@ HandlerResult ListBuckets(RequestContext& ctx) {
 }
 
 HandlerResult CreateBucket(RequestContext& ctx) {
-  auto body = co_await ReadSmallBody(ctx, kMaxBucketConfigBytes);
+  auto body = co_await ReadXmlBody(ctx, kMaxBucketConfigBytes);
   if (!body.ok()) {
     co_return body.error();
   }
-  auto location = ParseCreateBucketConfiguration(*body);
+  auto location = body->Parse(ParseCreateBucketConfiguration);
   if (!location.ok()) {
     co_return location.error();
   }
@@ -335,6 +335,12 @@ HandlerResult ListObjects(RequestContext& ctx) {
     truncated = !more->objects.empty();
   }
 
+  *url_encode =
+      *url_encode ||
+      ListingNeedsUrlEncoding(
+          {prefix, delimiter, start_after, last_returned, t.Param("start-after").value_or("")}) ||
+      ListingNeedsUrlEncoding(contents, [](const auto& o) { return o.key.view(); }) ||
+      ListingNeedsUrlEncoding(common_prefixes, [](const auto& cp) { return std::string_view(cp); });
   auto enc = [&](const std::string& s) { return *url_encode ? auth::UriEncode(s, false) : s; };
   XmlWriter xml("ListBucketResult");
   xml.Element("Name", t.bucket).Element("Prefix", enc(prefix));

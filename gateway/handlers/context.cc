@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "auth/payload_decoder.h"
+#include "common/utf8.h"
 
 namespace strata::gateway {
 
@@ -23,8 +24,27 @@ bool MayAccess(const auth::Credential& principal, const metadata::BucketRecord& 
   return principal.admin || bucket.owner == principal.access_key;
 }
 
-boost::asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::size_t limit) {
-  std::string body;
+boost::asio::awaitable<Result<XmlBody>> ReadXmlBody(RequestContext& ctx, std::size_t limit) {
+  XmlBody body{std::string(), std::make_unique<XmlLease>(kXmlLeaseFactor * limit + (64 << 10))};
+  // The declared size is taken from the budget before any byte is read, so a burst of
+  // large bodies is refused up front instead of each holding a part of one.
+  std::uint64_t declared = 0;
+  for (std::string_view name : {"x-amz-decoded-content-length", "content-length"}) {
+    auto text = ctx.Header(name);
+    if (!text.empty()) {
+      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), declared);
+      (void)p;
+      if (ec != std::errc()) {
+        declared = 0;
+      }
+      break;
+    }
+  }
+  std::uint64_t counted = std::min<std::uint64_t>(declared, limit);
+  if (!body.lease->Reserve(kXmlReserveFactor * counted) || !body.lease->Take(counted)) {
+    co_return body.lease->Refusal();
+  }
+  body.text.reserve(counted);
   char buf[8192];
   std::string decoded;
   auto decoder = auth::MakePayloadDecoder(ctx.auth);
@@ -41,9 +61,15 @@ boost::asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, s
     if (!fed.ok()) {
       co_return fed.error();
     }
-    body += decoded;
-    if (body.size() > limit) {
+    if (body.text.size() + decoded.size() > limit) {
       co_return Error(ErrorCode::kMalformedXml, "request body is too large");
+    }
+    body.text += decoded;
+    if (body.text.capacity() > counted) {
+      if (!body.lease->Take(body.text.capacity() - counted)) {
+        co_return body.lease->Refusal();
+      }
+      counted = body.text.capacity();
     }
   }
   auto finished = decoder->Finish();
@@ -98,6 +124,15 @@ Result<bool> UrlEncodingParam(const RequestContext& ctx) {
     return Error(ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
   }
   return true;
+}
+
+bool ListingNeedsUrlEncoding(std::initializer_list<std::string_view> texts) {
+  for (std::string_view text : texts) {
+    if (!IsXmlText(text)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml,

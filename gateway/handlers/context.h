@@ -3,6 +3,8 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -12,6 +14,7 @@
 #include "gateway/exchange.h"
 #include "gateway/s3_target.h"
 #include "gateway/services.h"
+#include "gateway/xml_budget.h"
 
 namespace strata::gateway {
 
@@ -47,9 +50,29 @@ Result<void> CheckDirtyLimit(const RequestContext& ctx);
 // as long as nothing was sent yet, Dispatch answers with S3's error XML.
 using HandlerResult = boost::asio::awaitable<Result<void>>;
 
+// A whole XML request body and the share of the process's XML budget that it and its
+// parse tree hold (gateway/xml_budget.h); the share is returned when this is destroyed.
+struct XmlBody {
+  std::string text;
+  std::unique_ptr<XmlLease> lease;
+
+  // Runs `parse` (a function of std::string_view, such as ParseTagging) on the text with
+  // pugixml's memory counted against the lease.
+  template <class F>
+  auto Parse(F&& parse) const {
+    return lease->Run([&] { return std::forward<F>(parse)(std::string_view(text)); });
+  }
+};
+
 // Reads a whole request body that is small by nature (an XML document), verified by the
-// request's payload decoder. kMalformedXml when it exceeds `limit` bytes.
-boost::asio::awaitable<Result<std::string>> ReadSmallBody(RequestContext& ctx, std::size_t limit);
+// request's payload decoder. kMalformedXml when it exceeds `limit` bytes; kUnavailable
+// (503 SlowDown) when the process's XML budget cannot hold it now. The body and its parse
+// may hold at most kXmlLeaseFactor x `limit` bytes. kXmlReserveFactor x the declared size
+// is set aside before the body is read: the text, pugixml's copy of it, and its nodes
+// (a CompleteMultipartUpload's 10,000 parts take ~3 MiB of 64-byte nodes).
+inline constexpr std::uint64_t kXmlLeaseFactor = 4;
+inline constexpr std::uint64_t kXmlReserveFactor = 3;
+boost::asio::awaitable<Result<XmlBody>> ReadXmlBody(RequestContext& ctx, std::size_t limit);
 
 // A non-negative integer query parameter capped at `cap`; `fallback` when absent;
 // kInvalidArgument when malformed.
@@ -57,6 +80,20 @@ Result<std::size_t> CountParam(const RequestContext& ctx, std::string_view name,
                                std::size_t fallback, std::size_t cap);
 // Listings' encoding-type: true for "url", false when absent, kInvalidArgument otherwise.
 Result<bool> UrlEncodingParam(const RequestContext& ctx);
+// Whether a listing the client did not ask to url-encode must be, because some key,
+// prefix or marker on the page holds a character XML 1.0 cannot carry (a control
+// character: S3 writes "&#x1;", which no XML parser accepts). The page is then encoded
+// whole and says <EncodingType>url</EncodingType>, as if the client had asked.
+bool ListingNeedsUrlEncoding(std::initializer_list<std::string_view> texts);
+template <class Range, class Project>
+bool ListingNeedsUrlEncoding(const Range& items, Project project) {
+  for (const auto& item : items) {
+    if (ListingNeedsUrlEncoding({project(item)})) {
+      return true;
+    }
+  }
+  return false;
+}
 
 HandlerResult SendXml(RequestContext& ctx, unsigned status, std::string xml,
                       ResponseHeader header = {});

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "common/text.h"
+#include "common/utf8.h"
 #include "gateway/conditions.h"
 #include "gateway/handlers/read_through.h"
 
@@ -41,6 +42,11 @@ Result<CopySourceName> ParseCopySource(std::string_view header) {
   std::string decoded;
   if (!strata::PercentDecode(path, decoded)) {
     return BadSource();
+  }
+  // Keys are UTF-8 (ParseS3Target refuses others in the path); S3 says this of a copy
+  // source whose decoded bytes are not.
+  if (!IsValidUtf8(decoded)) {
+    return Error(ErrorCode::kInvalidArgument, "Invalid copy source encoding");
   }
   auto slash = decoded.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == decoded.size()) {

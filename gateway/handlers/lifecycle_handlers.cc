@@ -78,15 +78,16 @@ HandlerResult PutBucketLifecycleConfiguration(RequestContext& ctx) {
   if (!bucket.ok()) {
     co_return bucket.error();
   }
-  auto body = co_await ReadSmallBody(ctx, kMaxLifecycleBody);
+  auto body = co_await ReadXmlBody(ctx, kMaxLifecycleBody);
   if (!body.ok()) {
     co_return body.error();
   }
-  auto digests = VerifyBodyDigests(ctx, *body);
+  auto digests = VerifyBodyDigests(ctx, body->text);
   if (!digests.ok()) {
     co_return digests.error();
   }
-  auto rules = ParseLifecycleConfiguration(*body, NewRuleId);
+  auto rules = body->Parse(
+      [](std::string_view text) { return ParseLifecycleConfiguration(text, NewRuleId); });
   if (!rules.ok()) {
     co_return rules.error();
   }

@@ -199,11 +199,14 @@ HandlerResult UploadPartCopy(RequestContext& ctx) {
 }
 
 HandlerResult CompleteMultipartUpload(RequestContext& ctx) {
-  auto body = co_await ReadSmallBody(ctx, kMaxCompleteBody);
-  if (!body.ok()) {
-    co_return body.error();
-  }
-  auto parts = ParseCompleteMultipartUpload(*body);
+  Result<std::vector<storage::CompletedPart>> parts = std::vector<storage::CompletedPart>();
+  {
+    auto body = co_await ReadXmlBody(ctx, kMaxCompleteBody);
+    if (!body.ok()) {
+      co_return body.error();
+    }
+    parts = body->Parse(ParseCompleteMultipartUpload);
+  }  // the body and its share of the XML budget go before the completion's disk work
   if (!parts.ok()) {
     co_return parts.error();
   }
@@ -389,6 +392,10 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
     truncated = !more->uploads.empty();
   }
 
+  *url_encode =
+      *url_encode || ListingNeedsUrlEncoding({prefix, delimiter, key_marker}) ||
+      ListingNeedsUrlEncoding(uploads, [](const auto& u) { return u.object.key.view(); }) ||
+      ListingNeedsUrlEncoding(common_prefixes, [](const auto& cp) { return std::string_view(cp); });
   auto enc = [&](const std::string& s) { return *url_encode ? auth::UriEncode(s, false) : s; };
   XmlWriter xml("ListMultipartUploadsResult");
   xml.Element("Bucket", t.bucket)

@@ -250,16 +250,16 @@ HandlerResult DeleteObject(RequestContext& ctx) {
 HandlerResult DeleteObjects(RequestContext& ctx) {
   // 1000 keys of up to 1024 bytes, with their XML.
   constexpr std::size_t kMaxDeleteBody = 2 * 1024 * 1024;
-  auto body = co_await ReadSmallBody(ctx, kMaxDeleteBody);
+  auto body = co_await ReadXmlBody(ctx, kMaxDeleteBody);
   if (!body.ok()) {
     co_return body.error();
   }
   // S3 asks for Content-MD5 or a checksum on this call; whichever came must match.
-  auto digests = VerifyBodyDigests(ctx, *body);
+  auto digests = VerifyBodyDigests(ctx, body->text);
   if (!digests.ok()) {
     co_return digests.error();
   }
-  auto request = ParseDeleteRequest(*body);
+  auto request = body->Parse(ParseDeleteRequest);
   if (!request.ok()) {
     co_return request.error();
   }

@@ -49,15 +49,15 @@ HandlerResult RestoreObject(RequestContext& ctx) {
   if (!bucket.ok()) {
     co_return bucket.error();
   }
-  auto body = co_await ReadSmallBody(ctx, kMaxRestoreBody);
+  auto body = co_await ReadXmlBody(ctx, kMaxRestoreBody);
   if (!body.ok()) {
     co_return body.error();
   }
-  auto digests = VerifyBodyDigests(ctx, *body);
+  auto digests = VerifyBodyDigests(ctx, body->text);
   if (!digests.ok()) {
     co_return digests.error();
   }
-  auto request = ParseRestoreRequest(*body);
+  auto request = body->Parse(ParseRestoreRequest);
   if (!request.ok()) {
     co_return request.error();
   }

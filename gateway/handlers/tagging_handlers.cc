@@ -33,15 +33,15 @@ Result<std::optional<VersionId>> VersionParam(const RequestContext& ctx) {
 // A tagging request body: read, checked against its digests, parsed and validated.
 boost::asio::awaitable<Result<metadata::Tags>> ReadTagging(RequestContext& ctx, std::size_t limit,
                                                            TagOwner owner) {
-  auto body = co_await ReadSmallBody(ctx, limit);
+  auto body = co_await ReadXmlBody(ctx, limit);
   if (!body.ok()) {
     co_return body.error();
   }
-  auto digests = VerifyBodyDigests(ctx, *body);
+  auto digests = VerifyBodyDigests(ctx, body->text);
   if (!digests.ok()) {
     co_return digests.error();
   }
-  auto tags = ParseTagging(*body);
+  auto tags = body->Parse(ParseTagging);
   if (!tags.ok()) {
     co_return tags.error();
   }

@@ -17,11 +17,11 @@ constexpr std::size_t kMaxVersioningBody = 64 * 1024;
 }  // namespace
 
 HandlerResult PutBucketVersioning(RequestContext& ctx) {
-  auto body = co_await ReadSmallBody(ctx, kMaxVersioningBody);
+  auto body = co_await ReadXmlBody(ctx, kMaxVersioningBody);
   if (!body.ok()) {
     co_return body.error();
   }
-  auto status = ParseVersioningConfiguration(*body);
+  auto status = body->Parse(ParseVersioningConfiguration);
   if (!status.ok()) {
     co_return status.error();
   }
@@ -131,6 +131,10 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
     }
   }
 
+  *url_encode =
+      *url_encode || ListingNeedsUrlEncoding({prefix, delimiter, key_marker}) ||
+      ListingNeedsUrlEncoding(entries, [](const auto& e) { return e.record.key.view(); }) ||
+      ListingNeedsUrlEncoding(common_prefixes, [](const auto& cp) { return std::string_view(cp); });
   auto enc = [&](const std::string& s) { return *url_encode ? auth::UriEncode(s, false) : s; };
   XmlWriter xml("ListVersionsResult");
   xml.Element("Name", t.bucket)

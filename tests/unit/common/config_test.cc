@@ -73,6 +73,7 @@ TEST(ConfigTest, EmbeddedDefaultParses) {
   EXPECT_TRUE(c.server.io_uring);
   EXPECT_EQ(c.server.max_header_bytes, 16u * 1024);
   EXPECT_EQ(c.server.index_cache_bytes, std::size_t{64} << 20);
+  EXPECT_EQ(c.server.xml_memory_bytes, std::uint64_t{64} << 20);
   EXPECT_EQ(c.server.header_timeout, milliseconds(10'000));
   EXPECT_EQ(c.server.idle_timeout, milliseconds(60'000));
   EXPECT_EQ(c.server.shutdown_grace, milliseconds(10'000));
@@ -298,6 +299,8 @@ TEST(ConfigTest, ServerScalars) {
   EXPECT_CONFIG_ERROR(Server("index_cache = \"512KiB\""), "server.index_cache:", "1MiB");
   EXPECT_CONFIG_ERROR(Server("index_cache = \"2TiB\""), "server.index_cache:", "1TiB");
   EXPECT_CONFIG_ERROR(Server("index_cache = false"), "server.index_cache:");
+  EXPECT_CONFIG_ERROR(Server("xml_memory = \"512KiB\""), "server.xml_memory:", "1MiB");
+  EXPECT_CONFIG_ERROR(Server("xml_memory = \"lots\""), "server.xml_memory:");
   EXPECT_CONFIG_ERROR(Server("header_timeout = 10"), "server.header_timeout:", "duration");
   EXPECT_CONFIG_ERROR(Server("header_timeout = \"0s\""), "server.header_timeout:", "zero");
   EXPECT_CONFIG_ERROR(Server("idle_timeout = \"10 parsecs\""), "server.idle_timeout:");

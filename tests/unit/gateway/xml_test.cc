@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/http_time.h"
+#include "common/utf8.h"
 #include "gateway/error_table.h"
 
 namespace strata::gateway {
@@ -13,7 +14,26 @@ TEST(Xml, WriterNestsAndEscapes) {
   xml.Open("A").Element("B", "x<y&\"z\"").Close().Element("C", "\x01");
   EXPECT_EQ(xml.Finish(),
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Root><A><B>x&lt;y&amp;&quot;z&quot;</B>"
-            "</A><C>&#x01;</C></Root>");
+            "</A><C>\xEF\xBF\xBD</C></Root>");
+}
+
+// What XML 1.0 cannot carry (NUL and the other C0 controls but tab, LF and CR, U+FFFE,
+// U+FFFF, bytes that are not UTF-8) becomes U+FFFD: "&#x0;" would make the whole
+// document one no parser accepts.
+TEST(Xml, EscapeKeepsDocumentsWellFormed) {
+  const std::string kReplacement = "\xEF\xBF\xBD";
+  EXPECT_EQ(XmlEscape(std::string("a\0b", 3)), "a" + kReplacement + "b");
+  EXPECT_EQ(XmlEscape("tab\tlf\ncr\r"), "tab\tlf\ncr\r");
+  EXPECT_EQ(XmlEscape("\x1f\x7f"), kReplacement + "\x7f");  // DEL is an XML character
+  EXPECT_EQ(XmlEscape("caf\xc3\xa9 \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xf0\x9f\x98\x80");
+  EXPECT_EQ(XmlEscape("\xef\xbf\xbe\xef\xbf\xbf"), kReplacement + kReplacement);
+  EXPECT_EQ(XmlEscape("bad\xff\xc3"), "bad" + kReplacement + kReplacement);
+  EXPECT_EQ(XmlEscape("\xed\xa0\x80"), kReplacement + kReplacement + kReplacement);
+  for (int c = 0; c < 256; ++c) {
+    const std::string escaped = XmlEscape(std::string(1, static_cast<char>(c)));
+    EXPECT_TRUE(IsXmlText(escaped)) << c;
+    EXPECT_EQ(escaped.find("&#"), std::string::npos) << c;
+  }
 }
 
 TEST(Xml, CreateBucketConfiguration) {
