@@ -185,6 +185,26 @@ def test_presigned_v2_put_with_curl_and_requests(s3, bucket, presign, tmp_path):
         b"sigv2 via requests"
 
 
+def test_presigned_v2_expires_past_2262(s3, bucket, presign):
+    """An Expires beyond what a nanosecond clock holds (2262) is just far away: it was
+    converted to a time point, a signed overflow the sanitized build aborted on (found by
+    tests/fuzz/http_request_fuzz.cc)."""
+    s3.put_object(Bucket=bucket, Key="far", Body=b"far future")
+    url = presign("GET", bucket, "far", signature_version="s3", expires=8_000_000_000)
+    assert int(urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["Expires"][0]) > 2**63 // 10**9
+    r = requests.get(url, timeout=30)
+    assert (r.status_code, r.content) == (200, b"far future"), r.text
+
+
+def test_amz_date_past_2262_is_refused(server, bucket):
+    """An x-amz-date the clock cannot hold is refused as any unusable date, not overflowed."""
+    signer = s3sign.SigV4(ADMIN_AK, ADMIN_SK, server.region)
+    req = s3sign.signed_request_bytes(signer, "GET", server.netloc, f"/{bucket}",
+                                      amz_date="99991231T235959Z")
+    resp = raw_exchange(server, req)
+    assert resp is not None and resp.status == 403, resp
+
+
 def test_presigned_v2_tampered(s3, bucket, presign):
     s3.put_object(Bucket=bucket, Key="a", Body=b"a")
     s3.put_object(Bucket=bucket, Key="b", Body=b"b")
