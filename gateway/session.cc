@@ -426,9 +426,10 @@ class Session final : public Exchange {
       std::string_view raw(static_cast<const char*>(buffer_.data().data()), buffer_.size());
       auto scan = ScanRequestHead(raw);
       if (scan.obs_fold) {
-        co_await SendHeadError(FramingError{
+        const FramingError folded{
             400, "BadRequest",
-            "Malformed HTTP request: obsolete line folding or whitespace before a field name."});
+            "Malformed HTTP request: obsolete line folding or whitespace before a field name."};
+        co_await SendHeadError(folded);
         co_return false;
       }
       if (scan.complete || buffer_.size() >= max_header) {
@@ -470,11 +471,13 @@ class Session final : public Exchange {
   asio::awaitable<void> SendParseError(ErrorCode code, std::string message) {
     auto info = LookupS3Error(code);
     std::string_view s3code = code == ErrorCode::kInvalidRequest ? "BadRequest" : info.code;
-    co_await SendHeadError(FramingError{info.status, std::string(s3code), std::move(message)});
+    const FramingError error{info.status, std::string(s3code), std::move(message)};
+    co_await SendHeadError(error);
   }
 
   // Answers a request whose head cannot be served, and ends the connection after it.
-  asio::awaitable<void> SendHeadError(FramingError error) {
+  // By reference: GCC 12 destroyed a by-value aggregate parameter of this coroutine twice.
+  asio::awaitable<void> SendHeadError(const FramingError& error) {
     auto started = std::chrono::steady_clock::now();
     const unsigned status = error.status;
     const std::string& message = error.message;
