@@ -147,9 +147,9 @@ class ConfigReader {
 
   Result<Config> Read(const toml::table& root) {
     Config cfg;
-    STRATA_RETURN_IF_ERROR(CheckKeys(
-        root, "",
-        {"server", "users", "tiers", "storage_classes", "writeback", "lifecycle", "prefetch"}));
+    STRATA_RETURN_IF_ERROR(CheckKeys(root, "",
+                                     {"server", "users", "tiers", "storage_classes", "writeback",
+                                      "lifecycle", "prefetch", "scrub"}));
     if (const toml::node* n = root.get("server")) {
       STRATA_RETURN_IF_ERROR(ReadServer(*n, cfg.server));
     }
@@ -175,6 +175,9 @@ class ConfigReader {
     }
     if (const toml::node* n = root.get("prefetch")) {
       STRATA_RETURN_IF_ERROR(ReadPrefetch(*n, cfg.prefetch));
+    }
+    if (const toml::node* n = root.get("scrub")) {
+      STRATA_RETURN_IF_ERROR(ReadScrub(*n, cfg.scrub));
     }
     return cfg;
   }
@@ -817,6 +820,23 @@ class ConfigReader {
       auto r = GetSize(*v, "prefetch.budget");
       STRATA_RETURN_IF_ERROR(r);
       p.budget = *r;
+    }
+    return Ok();
+  }
+
+  Result<void> ReadScrub(const toml::node& node, ScrubConfig& c) const {
+    auto t = AsTable(node, "scrub");
+    STRATA_RETURN_IF_ERROR(t);
+    STRATA_RETURN_IF_ERROR(CheckKeys(**t, "scrub", {"bytes_per_second", "interval"}));
+    if (const toml::node* v = (*t)->get("bytes_per_second")) {
+      auto r = GetSize(*v, "scrub.bytes_per_second");
+      STRATA_RETURN_IF_ERROR(r);
+      c.bytes_per_second = *r;
+    }
+    if (const toml::node* v = (*t)->get("interval")) {
+      auto r = GetDuration(*v, "scrub.interval", false);
+      STRATA_RETURN_IF_ERROR(r);
+      c.interval = *r;
     }
     return Ok();
   }

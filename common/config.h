@@ -102,6 +102,16 @@ struct LifecycleConfig {
   std::chrono::milliseconds interval{60'000};
 };
 
+// The scrubber (storage/engine/scrubber.h): reads every local copy at most
+// bytes_per_second, verifying each chunk and the recorded CRC64NVME, and repairs what it
+// can from the upstream. A pass starts `interval` after the previous one ended (the first
+// `interval` after start); bytes_per_second = 0 runs no background passes (one asked for
+// with `strata-admin scrub start` then runs unthrottled).
+struct ScrubConfig {
+  std::uint64_t bytes_per_second = 16ull << 20;
+  std::chrono::milliseconds interval{86'400'000};
+};
+
 // Learned prefetch (storage/engine/prefetch_jobs.h): a run of read-through misses under
 // one prefix (a key's "directory": up to its last '/') is taken for a scan once
 // scan_threshold different keys there missed within scan_window; the rest of the prefix
@@ -124,6 +134,7 @@ struct Config {
   WritebackConfig writeback;
   LifecycleConfig lifecycle;
   PrefetchConfig prefetch;
+  ScrubConfig scrub;
 
   // The upstream: the first tier of kind s3, or nullptr.
   const TierConfig* UpstreamTier() const;

@@ -16,9 +16,11 @@
 #include "storage/data_path.h"
 #include "storage/engine/lifecycle_worker.h"
 #include "storage/engine/prefetch_jobs.h"
+#include "storage/engine/scrubber.h"
 #include "storage/engine/tier_caches.h"
 #include "storage/object_store.h"
 #include "storage/upstream/fetcher.h"
+#include "storage/upstream/repairer.h"
 #include "storage/upstream/upstream.h"
 #include "storage/upstream/writeback.h"
 
@@ -134,6 +136,15 @@ int main(int argc, char** argv) {
                  backlog.bytes);
   }
 
+  // Read repair: a damaged local copy of a version the upstream has is fetched again.
+  std::unique_ptr<storage::CopyRepairer> repairer;
+  if (fetcher) {
+    repairer = std::make_unique<storage::UpstreamRepairer>(*fetcher, upstream->tier_name());
+  } else {
+    repairer = std::make_unique<storage::NoRepairer>();
+  }
+  (*store)->SetRepairer(repairer.get());
+
   // Capacity: admission and eviction on the local tiers that have a capacity. The store
   // reports every copy that lands to it, from any thread that moves data: it outlives the
   // lifecycle worker (declared after it), and the write-back worker and fetcher are
@@ -155,6 +166,10 @@ int main(int argc, char** argv) {
   storage::LifecycleWorker lifecycle(*config, **index, **store, clock);
   services.lifecycle = &lifecycle;
 
+  // The scrubber: every local copy verified in the background at [scrub] bytes_per_second.
+  storage::Scrubber scrubber(config->scrub, **index, **store, *repairer);
+  services.scrubber = &scrubber;
+
   gateway::Server server(services);
   auto started = server.Start();
   if (!started.ok()) {
@@ -168,8 +183,10 @@ int main(int argc, char** argv) {
   }
   lifecycle.Start();
   tier_caches.Start();
+  scrubber.Start();
   server.Run();
-  writeback.reset();
+  (*store)->SetRepairer(nullptr);
+  scrubber.Stop();  // it waits on repairs, which the fetcher runs
   fetcher.reset();
   prefetch.reset();
   if (upstream) {

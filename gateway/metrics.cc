@@ -235,6 +235,27 @@ void RenderLifecycle(ExpositionWriter& w, const storage::LifecycleStats& l) {
   }
 }
 
+void RenderScrub(ExpositionWriter& w, const storage::ScrubStats& s) {
+  w.Family("strata_scrub_running", "gauge", "1 while a scrub pass is under way.");
+  w.Sample("strata_scrub_running", {}, std::uint64_t{s.running ? 1u : 0u});
+  w.Family("strata_scrub_passes_total", "counter", "Scrub passes completed over every local copy.");
+  w.Sample("strata_scrub_passes_total", {}, s.passes_completed);
+  w.Family("strata_scrub_objects_total", "counter", "Local copies the scrubber read.");
+  w.Sample("strata_scrub_objects_total", {}, s.objects);
+  w.Family("strata_scrub_chunks_total", "counter", "64 KiB chunks the scrubber verified.");
+  w.Sample("strata_scrub_chunks_total", {}, s.chunks);
+  w.Family("strata_scrub_bytes_total", "counter", "Bytes the scrubber read and verified.");
+  w.Sample("strata_scrub_bytes_total", {}, s.bytes);
+  w.Family("strata_scrub_errors_total", "counter",
+           "Local copies the scrubber found damaged (a chunk, a trailer or the recorded "
+           "CRC64NVME), by what became of them (skipped: changed or repaired meanwhile).");
+  w.Sample("strata_scrub_errors_total", {{"outcome", "repaired"}}, s.repaired);
+  w.Sample("strata_scrub_errors_total", {{"outcome", "unrepairable"}}, s.unrepairable);
+  w.Sample("strata_scrub_errors_total", {{"outcome", "failed"}}, s.repair_failed);
+  w.Sample("strata_scrub_errors_total", {{"outcome", "skipped"}},
+           s.errors - std::min(s.errors, s.repaired + s.unrepairable + s.repair_failed));
+}
+
 void RenderFetches(ExpositionWriter& w, const FetchSample& f) {
   w.Family("strata_fetches_total", "counter",
            "Background fetches of upstream copies onto the hot tier (restore, prefetch), by "
@@ -492,6 +513,18 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scop
            "Chunks of local data files whose CRC64NVME did not match when read; each read "
            "was refused.");
   w.Sample("strata_checksum_mismatches_total", {}, sample.checksum_mismatches);
+  w.Family("strata_integrity_repairs_total", "counter",
+           "Damaged local copies replaced by the upstream's copy, verified against the "
+           "recorded CRC64NVME (read repair and the scrubber).");
+  w.Sample("strata_integrity_repairs_total", {}, sample.integrity_repairs);
+  w.Family("strata_integrity_unrepairable_total", "counter",
+           "Damaged local copies with no other copy (not written back yet): each such read "
+           "stays an error.");
+  w.Sample("strata_integrity_unrepairable_total", {}, sample.integrity_unrepairable);
+  w.Family("strata_integrity_repair_failures_total", "counter",
+           "Repairs tried and failed (upstream unreachable, or its copy did not match the "
+           "recorded CRC64NVME either); the damaged copy stays and its reads fail.");
+  w.Sample("strata_integrity_repair_failures_total", {}, sample.integrity_repair_failures);
   w.Family("strata_get_send_block_bytes", "gauge",
            "Bytes of send blocks GET responses hold now (bounded per core; "
            "gateway/send_budget.h).");
@@ -535,6 +568,9 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scop
   if (sample.fetch) {
     RenderFetches(w, *sample.fetch);
   }
+  if (sample.scrub) {
+    RenderScrub(w, *sample.scrub);
+  }
   w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
   w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
   w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -572,6 +608,9 @@ std::string GatewayMetrics::Scrape(const Services& services, MetricsScope scope)
   if (services.lifecycle != nullptr) {
     sample.lifecycle = services.lifecycle->stats();
   }
+  if (services.scrubber != nullptr) {
+    sample.scrub = services.scrubber->stats();
+  }
   if (services.fetcher != nullptr && services.prefetch != nullptr) {
     sample.fetch = FetchSample{services.fetcher->stats(), services.prefetch->stats()};
   }
@@ -596,6 +635,9 @@ ScrapeSample GatewayMetrics::SampleProcess() const {
   sample.uptime_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   sample.checksum_mismatches = storage::ChecksumMismatches();
+  sample.integrity_repairs = storage::IntegrityRepairs();
+  sample.integrity_unrepairable = storage::IntegrityUnrepairable();
+  sample.integrity_repair_failures = storage::IntegrityRepairFailures();
   sample.send_block_bytes = SendBlockBytes();
   sample.resident_bytes = ResidentBytes();
   sample.open_fds = OpenFds();

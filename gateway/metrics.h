@@ -28,6 +28,7 @@
 #include "metadata/index.h"
 #include "storage/engine/lifecycle_worker.h"
 #include "storage/engine/prefetch_jobs.h"
+#include "storage/engine/scrubber.h"
 #include "storage/engine/tier_caches.h"
 #include "storage/upstream/fetcher.h"
 
@@ -158,12 +159,16 @@ struct FetchSample {
 struct ScrapeSample {
   std::optional<storage::LifecycleStats> lifecycle;  // nullopt: no lifecycle worker
   std::optional<FetchSample> fetch;                  // nullopt: no upstream configured
+  std::optional<storage::ScrubStats> scrub;          // nullopt: no scrubber
   std::optional<WritebackSample> writeback;          // nullopt: no upstream configured
   std::optional<UsageReport> usage;                  // nullopt: not read (no index, or it failed)
   std::optional<metadata::IndexCacheStats> index_cache;  // nullopt: no index
   std::vector<storage::TierCacheStats> tier_caches;      // local tiers with a capacity
   double uptime_seconds = 0;
   std::uint64_t checksum_mismatches = 0;        // storage::ChecksumMismatches()
+  std::uint64_t integrity_repairs = 0;          // storage::IntegrityRepairs()
+  std::uint64_t integrity_unrepairable = 0;     // storage::IntegrityUnrepairable()
+  std::uint64_t integrity_repair_failures = 0;  // storage::IntegrityRepairFailures()
   std::uint64_t send_block_bytes = 0;           // SendBlockBytes()
   std::optional<std::uint64_t> resident_bytes;  // /proc/self/statm; nullopt if unreadable
   std::optional<std::uint64_t> open_fds;        // /proc/self/fd

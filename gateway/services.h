@@ -17,6 +17,7 @@ class TierCaches;
 class Fetcher;
 class PrefetchJobs;
 class LifecycleWorker;
+class Scrubber;
 }  // namespace strata::storage
 
 namespace strata::gateway {
@@ -39,6 +40,8 @@ struct Services {
   storage::PrefetchJobs* prefetch = nullptr;
   // Applies the lifecycle rules (its counters go to /metrics).
   storage::LifecycleWorker* lifecycle = nullptr;
+  // Verifies every local copy in the background and repairs what it can (admin API).
+  storage::Scrubber* scrubber = nullptr;
 };
 
 }  // namespace strata::gateway

@@ -29,6 +29,7 @@
 #include "common/ids.h"
 #include "metadata/index.h"
 #include "storage/checksum.h"
+#include "storage/integrity.h"
 #include "storage/multipart.h"
 
 namespace strata::storage {
@@ -173,6 +174,18 @@ class ObjectStore {
   // copy already. Blocking.
   virtual Result<bool> RestoreLocalCopy(std::unique_ptr<PendingWrite> write,
                                         const metadata::ObjectRecord& record) = 0;
+  // Makes `write` (the bytes of `record`, fetched again from another copy and verified)
+  // its local copy in place of the damaged one `record` names, in one index write, then
+  // frees the damaged files. Returns false, dropping the bytes, when the version changed
+  // meanwhile or its local copy is no longer the one `record` names (another repair won).
+  // Blocking.
+  virtual Result<bool> ReplaceLocalCopy(std::unique_ptr<PendingWrite> write,
+                                        const metadata::ObjectRecord& record) = 0;
+  // Readers of OpenObject then repair what they find damaged through `repairer`
+  // (storage/integrity.h) and go on from the repaired copy; nullptr: a damaged chunk is
+  // only an error. The repairer must outlive every reader. Set before any request, and
+  // cleared before the repairer goes.
+  virtual void SetRepairer(CopyRepairer* repairer) = 0;
   // Calls `listener` with each version that gets a copy on a local tier, once committed
   // (a write, copy, completed upload, read-through fill, restore or move), on the
   // committing thread: the tier caches (storage/engine/tier_caches.h) learn what each tier
@@ -190,6 +203,11 @@ class ObjectStore {
   // One version by id (kNoSuchVersion; kNoSuchKey when the key has no version at all).
   virtual Result<metadata::ObjectRecord> HeadVersion(const BucketName& bucket, const ObjectKey& key,
                                                      const VersionId& version_id) = 0;
+  // A reader of the version's local copy (kUnavailable when it has none). With a repairer
+  // set, a chunk found damaged by ReadAsync (or a copy whose trailer is damaged) is
+  // repaired and the read goes on from the repaired copy at the same offset: the bytes
+  // before it were verified, the repaired copy matches the recorded CRC64NVME, so the
+  // reader's output is byte-exact either way. The synchronous Read never repairs.
   virtual Result<std::unique_ptr<ObjectReader>> OpenObject(
       const metadata::ObjectRecord& record) = 0;
   // Replaces the tags of `version_id` (the current version when nullopt) in place: no new

@@ -9,6 +9,8 @@
 //   GET    /_strata/admin/usage              -> objects, bytes and cost per bucket and tier
 //                                               (gateway/usage_report.h)
 //   /_strata/admin/prefetch[/<id>]            -> bulk prefetch jobs (prefetch_admin.cc)
+//   GET|POST /_strata/admin/scrub             -> the scrubber's state, start a pass
+//                                               (scrub_admin.cc)
 #include <openssl/rand.h>
 
 #include "common/http_time.h"
@@ -62,6 +64,9 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
   }
   if (path == kPrefetchPath || path.starts_with(std::string(kPrefetchPath) + "/")) {
     co_return co_await HandlePrefetchAdmin(ctx);
+  }
+  if (path == kScrubPath) {
+    co_return co_await HandleScrubAdmin(ctx);
   }
   if (path == kUsagePath && verb == http::verb::get) {
     auto report = co_await Offload(ctx.services.blocking_pool,

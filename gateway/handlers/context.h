@@ -162,6 +162,9 @@ HandlerResult HandleWritebackAdmin(RequestContext& ctx);
 inline constexpr std::string_view kPrefetchPath = "/_strata/admin/prefetch";
 // Bulk prefetch jobs: start, list, progress, cancel (handlers/prefetch_admin.cc).
 HandlerResult HandlePrefetchAdmin(RequestContext& ctx);
+inline constexpr std::string_view kScrubPath = "/_strata/admin/scrub";
+// GET (status) and POST (start a pass) of the scrubber (handlers/scrub_admin.cc).
+HandlerResult HandleScrubAdmin(RequestContext& ctx);
 // The admin API's JSON answer (strings in it escaped with common/text.h's JsonEscape).
 HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json);
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/guard.h"
+#include "storage/local/repairing_reader.h"
 
 namespace strata::storage {
 
@@ -367,6 +368,76 @@ Result<metadata::ObjectRecord> LocalObjectStore::HeadObject(const BucketName& bu
 }
 
 Result<std::unique_ptr<ObjectReader>> LocalObjectStore::OpenObject(
+    const metadata::ObjectRecord& record) {
+  auto opened = OpenLocal(record);
+  CopyRepairer* repairer = repairer_.load();
+  if (repairer == nullptr) {
+    return opened;
+  }
+  if (opened.ok()) {
+    return MakeRepairingReader(*this, *repairer, record, std::move(opened).value());
+  }
+  if (opened.error().code == ErrorCode::kCorruption) {
+    // A damaged trailer or a file of the wrong size: the first read repairs it.
+    return MakeRepairingReader(*this, *repairer, record, std::move(opened).error());
+  }
+  return opened;
+}
+
+Result<bool> LocalObjectStore::ReplaceLocalCopy(std::unique_ptr<PendingWrite> write,
+                                                const metadata::ObjectRecord& record) {
+  return GuardExceptions("replace local copy", [&]() -> Result<bool> {
+    auto* pending = dynamic_cast<LocalPendingWrite*>(write.get());
+    const metadata::Placement* damaged = LocalPlacement(record);
+    if (pending == nullptr || pending->failed() || pending->size() != record.size ||
+        damaged == nullptr) {
+      return Error(ErrorCode::kInternal,
+                   "ReplaceLocalCopy of a foreign, failed or short write, or of no local copy");
+    }
+    LocalTempFile& file = pending->file();
+    STRATA_RETURN_IF_ERROR(tier_->Promote(file));
+    const metadata::Placement local{tier_->name(), {{file.id(), record.size}}};
+    metadata::Placement freed;
+    auto same_extents = [](const metadata::Placement& a, const metadata::Placement& b) {
+      if (a.tier != b.tier || a.extents.size() != b.extents.size()) {
+        return false;
+      }
+      for (std::size_t i = 0; i < a.extents.size(); ++i) {
+        if (a.extents[i].location != b.extents[i].location) {
+          return false;
+        }
+      }
+      return true;
+    };
+    auto changed = index_.ChangeVersion(
+        record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
+        [&](metadata::ObjectRecord& version) {
+          for (auto& placement : version.placements) {
+            if (same_extents(placement, *damaged)) {
+              freed = std::move(placement);
+              placement = local;  // same slot: the local copy stays the first one read
+              return true;
+            }
+          }
+          return false;  // repaired (or evicted) meanwhile: nothing of ours to replace
+        });
+    if (!changed.ok() || !*changed) {
+      RemoveQuietly(file.id());
+      return changed;
+    }
+    metadata::ObjectRecord old;
+    old.placements.push_back(std::move(freed));
+    RemoveData(old, "");
+    // Fetched onto hot; a version whose class names another local tier goes back there.
+    auto repaired = index_.GetVersion(record.bucket, record.key, record.version_id);
+    if (repaired.ok()) {
+      PlaceByClass(*repaired);
+    }
+    return true;
+  });
+}
+
+Result<std::unique_ptr<ObjectReader>> LocalObjectStore::OpenLocal(
     const metadata::ObjectRecord& record) {
   return GuardExceptions("open object", [&]() -> Result<std::unique_ptr<ObjectReader>> {
     const metadata::Placement* placement = LocalPlacement(record);

@@ -6,6 +6,7 @@
 // orphan sweep: local_sweep.cc.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -81,6 +82,11 @@ class LocalObjectStore final : public ObjectStore {
                               const std::string& upstream_tier) override;
   Result<bool> RestoreLocalCopy(std::unique_ptr<PendingWrite> write,
                                 const metadata::ObjectRecord& record) override;
+  Result<bool> ReplaceLocalCopy(std::unique_ptr<PendingWrite> write,
+                                const metadata::ObjectRecord& record) override;
+  void SetRepairer(CopyRepairer* repairer) override { repairer_.store(repairer); }
+  // OpenObject without repair: the reader of the local copy as it is.
+  Result<std::unique_ptr<ObjectReader>> OpenLocal(const metadata::ObjectRecord& record);
   void SetResidencyListener(ResidencyListener listener) override {
     residency_ = std::move(listener);
   }
@@ -165,6 +171,7 @@ class LocalObjectStore final : public ObjectStore {
   metadata::Index& index_;
   SweepOptions sweep_;
   ResidencyListener residency_;
+  std::atomic<CopyRepairer*> repairer_{nullptr};
 
   std::mutex sweeper_mu_;
   std::condition_variable sweeper_cv_;

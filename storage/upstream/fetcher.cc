@@ -19,6 +19,20 @@
 namespace strata::storage {
 namespace asio = boost::asio;
 
+namespace {
+
+// The version's recorded CRC64NVME (base64), or "" when it has none.
+std::string RecordedCrc64(const metadata::ObjectRecord& record) {
+  for (const auto& [name, value] : record.checksums) {
+    if (name == ChecksumName(ChecksumAlgorithm::kCrc64Nvme)) {
+      return value;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 struct Fetcher::State {
   ObjectStore& store;
   Upstream& upstream;
@@ -58,7 +72,7 @@ struct Fetcher::State {
     const auto started = std::chrono::steady_clock::now();
     auto delay = self->options.retry_base;
     auto result = co_await self->Fetch(job.record, job.kind);
-    while (!result.ok() && result.error().retryable &&
+    while (job.kind != FetchKind::kRepair && !result.ok() && result.error().retryable &&
            std::chrono::steady_clock::now() - started + delay < self->options.retry_for) {
       if (delay == self->options.retry_base) {  // once per outage, not per attempt
         spdlog::warn("fetch: {}/{}: {}; trying again with backoff", job.record.bucket.str(),
@@ -138,6 +152,21 @@ struct Fetcher::State {
     if (md5_etag && write->Md5Hex() != described.etag) {
       co_return Error(ErrorCode::kCorruption,
                       "the upstream's bytes do not match ETag " + described.etag);
+    }
+    if (kind == FetchKind::kRepair) {
+      // The CRC64NVME recorded when the version arrived (every local write computes it):
+      // the repaired copy must be those bytes, whatever the upstream's ETag says.
+      const std::string recorded = RecordedCrc64(record);
+      const std::string fetched = write->Checksum(ChecksumAlgorithm::kCrc64Nvme).value_or("");
+      if (recorded.empty() && !md5_etag) {
+        co_return Error(ErrorCode::kCorruption,
+                        "no recorded CRC64NVME or MD5 ETag to verify the upstream's copy with");
+      }
+      if (!recorded.empty() && fetched != recorded) {
+        co_return Error(ErrorCode::kCorruption, "the upstream's copy has CRC64NVME " + fetched +
+                                                    ", the version recorded " + recorded);
+      }
+      co_return store.ReplaceLocalCopy(std::move(write), record);
     }
     if (kind == FetchKind::kRestore) {
       co_return store.RestoreLocalCopy(std::move(write), record);

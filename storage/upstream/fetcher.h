@@ -52,6 +52,10 @@ struct FetchStats {
 enum class FetchKind {
   kRestore,  // a version in the index, evicted: its local copy again
   kNewCopy,  // an upstream object the index lacks: bucket, key, size, etag set
+  // A version whose local copy is damaged: fetched once (no retries: a reader may be
+  // waiting), checked against the recorded CRC64NVME as well, and committed with
+  // ObjectStore::ReplaceLocalCopy in place of the damaged copy the record names.
+  kRepair,
 };
 
 // The outcome of one fetch, on the fetcher's thread: true when the version now has a

@@ -17,6 +17,7 @@
 
 #include "auth/signer.h"
 #include "metadata/codec.h"
+#include "storage/checksum.h"
 
 namespace strata::storage {
 
@@ -42,6 +43,15 @@ std::vector<Header> UpstreamHeaders(const metadata::ObjectRecord& record) {
   }
   for (const auto& [name, value] : record.user_metadata) {
     headers.emplace_back("x-amz-meta-" + name, value);
+  }
+  // The CRC64NVME computed when the bytes arrived, which every local read checked
+  // chunk by chunk: the upstream verifies the body against it (S3 answers BadDigest), so
+  // bytes damaged anywhere between the client and the upstream are never stored there.
+  // A multipart push drops it (S3Client): it describes the whole object, not a part.
+  for (const auto& [name, value] : record.checksums) {
+    if (name == ChecksumName(ChecksumAlgorithm::kCrc64Nvme)) {
+      headers.emplace_back("x-amz-checksum-crc64nvme", value);
+    }
   }
   if (!record.tags.empty()) {
     std::string tagging;  // as a query string, which is how S3 takes it in a header

@@ -43,6 +43,7 @@ int Usage() {
                "       strata-admin [--config FILE] prefetch start BUCKET [PREFIX] "
                "[--budget SIZE] [--wait]\n"
                "       strata-admin [--config FILE] prefetch list | status ID | cancel ID\n"
+               "       strata-admin [--config FILE] scrub status | start [--wait [SECONDS]]\n"
                "  writeback  the write-back backlog: objects, bytes, age of the oldest, failing\n"
                "  flush      pushes the backlog upstream now and waits until it is empty\n"
                "             (exit 0), or until the timeout (default 60 s; exit 1)\n"
@@ -52,7 +53,10 @@ int Usage() {
                "             table (or the server's JSON with --json)\n"
                "  prefetch   fetches the objects under PREFIX from the upstream onto the hot\n"
                "             tier as a background job, up to SIZE bytes (\"20GiB\"); --wait\n"
-               "             prints its progress until it ends (exit 0 when done)\n");
+               "             prints its progress until it ends (exit 0 when done)\n"
+               "  scrub      the scrubber's state (copies and bytes verified, damage found,\n"
+               "             repaired, unrepairable); start runs a pass now, --wait until it\n"
+               "             has completed (default at most 3600 s; exit 1 past it)\n");
   return 2;
 }
 
@@ -310,6 +314,26 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 1 && args[0] == "writeback") {
     return Call(*config, http::verb::get, "/_strata/admin/writeback", "");
+  }
+  if (args.size() == 2 && args[0] == "scrub" && args[1] == "status") {
+    return Call(*config, http::verb::get, "/_strata/admin/scrub", "");
+  }
+  if (args.size() >= 2 && args[0] == "scrub" && args[1] == "start") {
+    auto digits = [](const std::string& v) {
+      return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+    };
+    std::string wait = "0";
+    if (args.size() >= 3 && args[2] == "--wait") {
+      wait = "3600";
+      if (args.size() == 4 && digits(args[3])) {
+        wait = args[3];
+      } else if (args.size() != 3) {
+        return Usage();
+      }
+    } else if (args.size() != 2) {
+      return Usage();
+    }
+    return Call(*config, http::verb::post, "/_strata/admin/scrub", "wait=" + wait);
   }
   if (!args.empty() && args[0] == "flush") {
     std::string timeout = "60";

@@ -1,0 +1,21 @@
+#include "storage/integrity.h"
+
+#include <atomic>
+
+namespace strata::storage {
+namespace {
+
+std::atomic<std::uint64_t> repairs{0};
+std::atomic<std::uint64_t> unrepairable{0};
+std::atomic<std::uint64_t> repair_failures{0};
+
+}  // namespace
+
+std::uint64_t IntegrityRepairs() { return repairs.load(std::memory_order_relaxed); }
+std::uint64_t IntegrityUnrepairable() { return unrepairable.load(std::memory_order_relaxed); }
+std::uint64_t IntegrityRepairFailures() { return repair_failures.load(std::memory_order_relaxed); }
+void CountRepair() { repairs.fetch_add(1, std::memory_order_relaxed); }
+void CountUnrepairable() { unrepairable.fetch_add(1, std::memory_order_relaxed); }
+void CountRepairFailure() { repair_failures.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace strata::storage
