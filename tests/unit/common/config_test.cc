@@ -333,7 +333,7 @@ TEST(ConfigTest, MetricsAccess) {
 
   EXPECT_CONFIG_ERROR(Server("metrics_public = 1"), "server.metrics_public:");
   EXPECT_CONFIG_ERROR(Server("metrics_public = \"no\""), "server.metrics_public:");
-  EXPECT_CONFIG_ERROR(Server("metrics_token = 12345678901234567890"),
+  EXPECT_CONFIG_ERROR(Server("metrics_token = 1234567890123456"),
                       "server.metrics_token:", "string");
   EXPECT_CONFIG_ERROR(Server("metrics_token = \"\""), "server.metrics_token:", "16");
   EXPECT_CONFIG_ERROR(Server("metrics_token = \"short-secret\""), "server.metrics_token:", "16");
