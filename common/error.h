@@ -19,7 +19,6 @@ enum class ErrorCode {
   kInvalidArgument,  // a request parameter or header is malformed
   kInvalidRequest,   // the combination of parameters makes no sense
   kMalformedXml,
-  kInvalidUri,     // the request target does not decode to UTF-8 (S3: InvalidURI)
   kNotFound,       // generic: a thing the caller named does not exist
   kAlreadyExists,  // generic
   kPreconditionFailed,

@@ -14,8 +14,6 @@ S3ErrorInfo LookupS3Error(ErrorCode code) {
       return {400, "InvalidRequest"};
     case ErrorCode::kMalformedXml:
       return {400, "MalformedXML"};
-    case ErrorCode::kInvalidUri:
-      return {400, "InvalidURI"};
     case ErrorCode::kNotFound:
       return {404, "NotFound"};
     case ErrorCode::kAlreadyExists:

@@ -91,13 +91,14 @@ Result<S3Target> ParseS3Target(std::string_view target, std::string_view host,
   }
   // Keys (and the prefixes, markers and tokens that name them) are UTF-8 in S3. One that
   // is not would be stored and later written into listings and error bodies that no XML
-  // parser accepts; S3 refuses such a target with InvalidURI.
+  // parser accepts. S3 refuses such a target with 400 (InvalidURI and this message, by
+  // reports of its answers); strata's code for a malformed target is InvalidArgument.
   bool utf8 = IsValidUtf8(*path);
   for (const auto& [name, value] : t.query) {
     utf8 = utf8 && IsValidUtf8(name) && IsValidUtf8(value);
   }
   if (!utf8) {
-    return Error(ErrorCode::kInvalidUri, "Couldn't parse the specified URI.");
+    return Error(ErrorCode::kInvalidArgument, "Couldn't parse the specified URI.");
   }
 
   std::string_view hostname = StripPort(host);

@@ -1,7 +1,8 @@
 """XML hardening (issue 17, items 4 and 5), on raw sockets with exact bytes:
 
 - Keys, listing parameters and copy sources that are not UTF-8 are refused as S3 does
-  (400 InvalidURI for the request target, InvalidArgument for x-amz-copy-source), and XML
+  (400 InvalidArgument "Couldn't parse the specified URI." for the request target,
+  "Invalid copy source encoding" for x-amz-copy-source), and XML
   bodies that are not UTF-8 or carry characters XML 1.0 excludes are MalformedXML: none is
   stored, so none is echoed into a listing later.
 - Every XML document strata writes parses with a strict XML 1.0 parser (expat, through
@@ -69,13 +70,13 @@ NOT_UTF8 = [
 
 
 @pytest.mark.parametrize("bad", NOT_UTF8, ids=lambda b: b.hex())
-def test_key_that_is_not_utf8_is_invalid_uri(server, s3, bucket, bad):
+def test_key_that_is_not_utf8_is_refused(server, s3, bucket, bad):
     key = b"dir/k" + bad
     path = b"/" + bucket.encode() + b"/" + key
-    assert_error(call(server, "PUT", path, body=b"data"), 400, "InvalidURI")
-    assert_error(call(server, "GET", path), 400, "InvalidURI")
-    assert_error(call(server, "DELETE", path), 400, "InvalidURI")
-    assert_error(call(server, "POST", path, query=[("uploads", "")]), 400, "InvalidURI")
+    assert_error(call(server, "PUT", path, body=b"data"), 400, "InvalidArgument")
+    assert_error(call(server, "GET", path), 400, "InvalidArgument")
+    assert_error(call(server, "DELETE", path), 400, "InvalidArgument")
+    assert_error(call(server, "POST", path, query=[("uploads", "")]), 400, "InvalidArgument")
     head = raw_exchange(server, request_bytes(server, "HEAD", path))
     assert head is not None and head.status == 400, head
     # Nothing was stored.
@@ -91,8 +92,8 @@ def test_key_that_is_not_utf8_is_invalid_uri(server, s3, bucket, bad):
     [("versions", ""), ("key-marker", b"\xff")],
     [("uploads", ""), ("prefix", b"\xff")],
 ], ids=lambda q: "&".join(k for k, _ in q))
-def test_listing_parameters_that_are_not_utf8_are_invalid_uri(server, bucket, query):
-    assert_error(call(server, "GET", f"/{bucket}", query=query), 400, "InvalidURI")
+def test_listing_parameters_that_are_not_utf8_are_refused(server, bucket, query):
+    assert_error(call(server, "GET", f"/{bucket}", query=query), 400, "InvalidArgument")
 
 
 def test_copy_source_that_is_not_utf8_is_invalid_argument(server, s3, bucket):
@@ -174,7 +175,13 @@ def test_error_body_for_a_key_xml_cannot_carry_is_well_formed(server, bucket, ch
     assert_error(resp, 404, "NoSuchKey")
 
 
-CONTROL_KEYS = ["ctl/a\x01b", "ctl/nul\x00", "ctl/tab\tok", "ctl/\x1fz", "ctl/\ufffe"]
+def test_refused_put_of_a_nul_key_answers_well_formed_xml(server, bucket):
+    resp = call(server, "PUT", f"/{bucket}/nul\x00", body=b"x")
+    assert resp.status == 400, resp
+    strict(resp.body)
+
+
+CONTROL_KEYS = ["ctl/a\x01b", "ctl/bs\x08", "ctl/tab\tok", "ctl/\x1fz", "ctl/\ufffe"]
 
 
 def list_raw(server, bucket, query):
@@ -196,7 +203,8 @@ def test_listings_of_control_character_keys_are_well_formed(server, s3, bucket):
         assert sorted(keys) == sorted(CONTROL_KEYS), query
     root = list_raw(server, bucket, [("delimiter", "\x01")])
     assert root.findtext(f"{NS}EncodingType") == "url"
-    assert [unquote(e.text) for e in root.iter(f"{NS}Prefix")][1:] == ["ctl/a\x01"]
+    prefixes = [unquote(e.findtext(f"{NS}Prefix")) for e in root.iter(f"{NS}CommonPrefixes")]
+    assert prefixes == ["ctl/a\x01"]
     root = list_raw(server, bucket, [("versions", "")])
     assert root.findtext(f"{NS}EncodingType") == "url"
     assert sorted(unquote(e.text) for e in root.iter(f"{NS}Key")) == sorted(CONTROL_KEYS)
@@ -268,15 +276,17 @@ def reset_hwm(srv):
 
 
 def concurrent_completes(srv, s3, n):
-    """Sends n CompleteMultipartUpload bodies of BODY_BYTES at once: every connection
-    sends all but the last byte, then all send it, so the bodies are in flight together.
+    """Sends n CompleteMultipartUpload bodies of BODY_BYTES at once. Each request asks
+    `Expect: 100-continue`: strata takes a body's share of the budget before it reads the
+    body (and only then sends 100 Continue), so every connection first gets 100 or its
+    final answer, and the bodies of those that got 100 are then in flight together.
     Returns the (status, code) of each answer and the growth of the server's VmHWM."""
     bucket = f"xmlmem-{srv.port}"
     s3.create_bucket(Bucket=bucket)
     upload_id = s3.create_multipart_upload(Bucket=bucket, Key="big")["UploadId"]
     body = complete_body()
-    requests = [request_bytes(srv, "POST", f"/{bucket}/big", [("uploadId", upload_id)], body)
-                for _ in range(n)]
+    head = request_bytes(srv, "POST", f"/{bucket}/big", [("uploadId", upload_id)], body,
+                         headers={"expect": "100-continue"})[:-len(body)]
     conns = [RawConn(srv, timeout=120) for _ in range(n)]
     barrier = threading.Barrier(n, timeout=120)
     results = [None] * n
@@ -284,10 +294,12 @@ def concurrent_completes(srv, s3, n):
     before = vm_hwm(srv)
 
     def run(i):
-        conns[i].send(requests[i][:-1])
-        barrier.wait()
-        conns[i].send(requests[i][-1:])
+        conns[i].send(head)
         resp = conns[i].read_response()
+        barrier.wait()
+        if resp is not None and resp.status == 100:
+            conns[i].send(body)
+            resp = conns[i].read_response()
         results[i] = (resp.status, resp.code) if resp is not None else (None, "closed")
         if resp is not None and resp.body:
             strict(resp.body)

@@ -62,7 +62,7 @@ TEST(XmlLoad, RefusesWhatXml10CannotCarry) {
            std::string("<a>\xc0\xaf</a>"),      // overlong
            std::string("<a>\xed\xa0\x80</a>"),  // surrogate
            std::string("<a>x\x01y</a>"),        // raw control character
-           std::string("<a>x\0y</a>", 9),       // raw NUL
+           std::string("<a>x\0y</a>", 10),      // raw NUL
            std::string("<a>&#x0;</a>"),         // references to what XML excludes
            std::string("<a>&#1;</a>"), std::string("<a>&#xFFFE;</a>"),
            std::string("<a>&#xD800;</a>"),
