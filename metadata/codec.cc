@@ -348,6 +348,8 @@ void PutObjectFields(Encoder& e, const ObjectRecord& o) {
   // Format 4.
   e.PutSignedVarint(o.restore_expiry_ms);
   e.PutByte(o.restore_ongoing ? 1 : 0);
+  // Format 5.
+  e.PutString(o.upload_id.view());
 }
 
 bool GetPlacements(Decoder& d, std::uint8_t format, std::uint64_t object_size,
@@ -431,6 +433,11 @@ bool GetObjectFields(Decoder& d, std::uint8_t format, ObjectRecord* o) {
     return false;
   }
   o->restore_ongoing = ongoing == 1;
+  std::string upload_id;
+  if (format >= 5 && !d.GetString(&upload_id)) {
+    return false;
+  }
+  o->upload_id = UploadId(std::move(upload_id));
   return true;
 }
 

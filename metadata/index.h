@@ -198,10 +198,17 @@ class Index {
                                               std::size_t max_uploads) = 0;
   // Builds the object from the upload's parts with `build` and, in one batch, makes it
   // the current version and removes the upload and its parts. kNotFound when the upload
-  // is gone; `build`'s error is returned as is and changes nothing.
+  // is gone; `build`'s error is returned as is and changes nothing; `condition` looks at
+  // the key's current version as on PutObject (its error changes nothing either).
   virtual Result<CompletedUpload> CompleteUpload(const BucketName& bucket, const ObjectKey& key,
                                                  const UploadId& upload_id,
+                                                 const WriteCondition& condition,
                                                  const BuildUploadedObject& build) = 0;
+  Result<CompletedUpload> CompleteUpload(const BucketName& bucket, const ObjectKey& key,
+                                         const UploadId& upload_id,
+                                         const BuildUploadedObject& build) {
+    return CompleteUpload(bucket, key, upload_id, WriteCondition{}, build);
+  }
   // Removes the upload and its parts and returns the parts. kNotFound when it is gone.
   virtual Result<std::vector<PartRecord>> AbortUpload(const BucketName& bucket,
                                                       const ObjectKey& key,

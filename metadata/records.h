@@ -133,6 +133,10 @@ struct ObjectRecord {
   // restore_ongoing while its bytes are being fetched back from the upstream.
   std::int64_t restore_expiry_ms = 0;
   bool restore_ongoing = false;
+  // The multipart upload whose completion made this version (format 5); empty for any
+  // other write. A CompleteMultipartUpload retried after its answer was lost finds its
+  // result by it, as long as the version exists.
+  UploadId upload_id = {};
 };
 
 // The placement of `object` on `tier` that holds bytes (has extents), or nullptr.

@@ -80,8 +80,10 @@ class RocksIndex final : public Index {
                                       const std::string& key_marker,
                                       const std::string& upload_id_marker,
                                       std::size_t max_uploads) override;
+  using Index::CompleteUpload;
   Result<CompletedUpload> CompleteUpload(const BucketName& bucket, const ObjectKey& key,
                                          const UploadId& upload_id,
+                                         const WriteCondition& condition,
                                          const BuildUploadedObject& build) override;
   Result<std::vector<PartRecord>> AbortUpload(const BucketName& bucket, const ObjectKey& key,
                                               const UploadId& upload_id) override;

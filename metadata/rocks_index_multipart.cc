@@ -235,6 +235,7 @@ Result<void> RocksIndex::DropUploads(const BucketName& bucket, rocksdb::WriteBat
 
 Result<CompletedUpload> RocksIndex::CompleteUpload(const BucketName& bucket, const ObjectKey& key,
                                                    const UploadId& upload_id,
+                                                   const WriteCondition& condition,
                                                    const BuildUploadedObject& build) {
   return GuardExceptions("complete upload", [&]() -> Result<CompletedUpload> {
     std::shared_lock bucket_lock(BucketLock(bucket));
@@ -261,7 +262,7 @@ Result<CompletedUpload> RocksIndex::CompleteUpload(const BucketName& bucket, con
         StageUploadRemoval(bucket, UploadRowKey(bucket.view(), key.view(), upload_id.view()),
                            upload_id, batch, removed));
     StagedWriteback staged;
-    auto replaced = StageCurrent(*bucket_record, *object, WriteCondition{}, batch, staged);
+    auto replaced = StageCurrent(*bucket_record, *object, condition, batch, staged);
     if (!replaced.ok()) {
       return std::move(replaced).error();
     }

@@ -110,6 +110,32 @@ std::optional<std::string> MultipartEtag(const std::vector<std::string>& part_et
   return md5.FinalHex() + "-" + std::to_string(part_etags.size());
 }
 
+bool IsSameCompletion(const metadata::ObjectRecord& object, const UploadId& upload_id,
+                      const CompletionRequest& request) {
+  if (object.delete_marker || object.upload_id.empty() || object.upload_id != upload_id ||
+      object.parts.size() != request.parts.size()) {
+    return false;
+  }
+  std::vector<std::string> etags;
+  etags.reserve(request.parts.size());
+  for (std::size_t i = 0; i < request.parts.size(); ++i) {
+    const CompletedPart& asked = request.parts[i];
+    const metadata::ObjectPart& made = object.parts[i];
+    if (asked.number != made.number) {
+      return false;
+    }
+    for (const auto& [algorithm, value] : asked.checksums) {
+      const std::string* have = FindChecksum(made.checksums, algorithm);
+      if (have == nullptr || *have != value) {
+        return false;
+      }
+    }
+    etags.push_back(asked.etag);
+  }
+  auto etag = MultipartEtag(etags);
+  return etag && *etag == object.etag;
+}
+
 Result<metadata::ObjectRecord> BuildUploadedObject(const metadata::UploadRecord& upload,
                                                    const std::vector<metadata::PartRecord>& stored,
                                                    const CompletionRequest& request,
@@ -154,6 +180,7 @@ Result<metadata::ObjectRecord> BuildUploadedObject(const metadata::UploadRecord&
   }
 
   metadata::ObjectRecord object = upload.object;
+  object.upload_id = upload.upload_id;
   object.version_id = VersionId("null");
   object.last_modified_ms = now_ms;
   object.size = 0;

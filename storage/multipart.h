@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "metadata/index.h"
 #include "metadata/records.h"
 #include "storage/checksum.h"
 
@@ -33,6 +34,9 @@ struct CompletionRequest {
   // FULL_OBJECT uploads) or the composite value, checked against what the parts make.
   std::optional<std::pair<ChecksumAlgorithm, std::string>> object_checksum;
   std::optional<std::uint64_t> object_size;  // x-amz-mp-object-size
+  // If-None-Match: * / If-Match on the completion, checked against the key's current
+  // version under its lock (kPreconditionFailed; kNoSuchKey for If-Match on no object).
+  metadata::WriteCondition condition = {};
 };
 
 // The checksum type an upload uses for its algorithm: the one asked for, or S3's default
@@ -50,6 +54,13 @@ Result<metadata::ObjectRecord> BuildUploadedObject(const metadata::UploadRecord&
                                                    const std::vector<metadata::PartRecord>& stored,
                                                    const CompletionRequest& request,
                                                    std::int64_t now_ms);
+
+// Whether `object` is what `request` completing `upload_id` made: a retry of a completion
+// whose answer was lost (S3 answers it with the same result). The upload, the part
+// numbers and their ETags (through the multipart ETag) and any part checksums named must
+// all match; the request's conditions are not looked at (they held when it succeeded).
+bool IsSameCompletion(const metadata::ObjectRecord& object, const UploadId& upload_id,
+                      const CompletionRequest& request);
 
 // The ETag of a multipart object from its parts' hex MD5s: hex MD5 of their binary
 // concatenation, "-<count>". nullopt when one of them is not 32 hex digits.

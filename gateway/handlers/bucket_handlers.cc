@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -23,6 +24,8 @@ namespace {
 
 // CreateBucketConfiguration is tiny; anything larger is not one.
 constexpr std::size_t kMaxBucketConfigBytes = 64 * 1024;
+// ListBuckets' page size when a page is asked for (S3's maximum and default).
+constexpr std::size_t kMaxBucketsPage = 10000;
 // How long DeleteBucket waits for the bucket's waiting changes to reach the upstream.
 constexpr auto kDeleteBucketDrain = std::chrono::seconds(10);
 
@@ -97,9 +100,40 @@ boost::asio::awaitable<Result<metadata::ListObjectsPage>> ListPage(RequestContex
   co_return ctx.services.index.ListObjects(BucketName(ctx.target.bucket), prefix, cursor, want);
 }
 
+// S3 in us-east-1 keeps its legacy answer to a CreateBucket of a bucket the caller
+// already owns: 200, changing nothing (every other region: 409 BucketAlreadyOwnedByYou).
+// Scripts that "ensure" a bucket by creating it rely on it.
+bool LegacyRecreateIsOk(const std::string& region) { return region == "us-east-1"; }
+
+HandlerResult SendCreated(RequestContext& ctx) {
+  ResponseHeader header;
+  header.set(http::field::location, "/" + ctx.target.bucket);
+  co_return co_await SendEmpty(ctx, 200, std::move(header));
+}
+
 }  // namespace
 
 HandlerResult ListBuckets(RequestContext& ctx) {
+  const auto& t = ctx.target;
+  // Paging (max-buckets, continuation-token) and filters (prefix, bucket-region). As in
+  // S3, any of them without max-buckets pages by 10000; none lists every bucket.
+  const bool paged = t.HasParam("max-buckets") || t.HasParam("continuation-token") ||
+                     t.HasParam("prefix") || t.HasParam("bucket-region");
+  std::size_t max_buckets = paged ? kMaxBucketsPage : std::numeric_limits<std::size_t>::max();
+  if (auto text = t.Param("max-buckets")) {
+    std::size_t v = 0;
+    auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+    if (ec != std::errc() || p != text->data() + text->size() || v < 1 || v > kMaxBucketsPage) {
+      co_return Error(ErrorCode::kInvalidArgument,
+                      "Argument max-buckets must be an integer between 1 and 10000");
+    }
+    max_buckets = v;
+  }
+  const std::string prefix(t.Param("prefix").value_or(""));
+  const std::string token(t.Param("continuation-token").value_or(""));
+  const std::string region_filter(t.Param("bucket-region").value_or(""));
+  const std::string& server_region = ctx.services.config.server.region;
+
   auto buckets = ctx.services.store.ListBuckets();
   if (!buckets.ok()) {
     co_return buckets.error();
@@ -109,12 +143,13 @@ HandlerResult ListBuckets(RequestContext& ctx) {
       .Element("ID", ctx.auth.principal.access_key)
       .Element("DisplayName", ctx.auth.principal.access_key)
       .Close();
-  // Name -> creation date: the caller's buckets here, and the upstream's (an existing
-  // store shows through; its buckets are bound on first use).
-  std::map<std::string, std::string> listed;
+  // Name -> (creation date, region): the caller's buckets here, and the upstream's (an
+  // existing store shows through; its buckets are bound on first use, in this region).
+  std::map<std::string, std::pair<std::string, std::string>> listed;
   for (const auto& b : *buckets) {
     if (MayAccess(ctx.auth.principal, b)) {
-      listed.emplace(b.name.str(), FormatIso8601(b.created_ms));
+      listed.emplace(b.name.str(), std::pair(FormatIso8601(b.created_ms),
+                                             b.region.empty() ? server_region : b.region));
     }
   }
   if (ctx.services.upstream != nullptr) {
@@ -127,7 +162,7 @@ HandlerResult ListBuckets(RequestContext& ctx) {
       }
       for (const auto& b : *upstream) {
         if (!local.contains(b.name)) {
-          listed.emplace(b.name, b.creation_date);
+          listed.emplace(b.name, std::pair(b.creation_date, server_region));
         }
       }
     } else {
@@ -137,10 +172,40 @@ HandlerResult ListBuckets(RequestContext& ctx) {
     }
   }
   xml.Open("Buckets");
-  for (const auto& [name, created] : listed) {
-    xml.Open("Bucket").Element("Name", name).Element("CreationDate", created).Close();
+  std::size_t count = 0;
+  std::string last_listed;
+  std::string next_token;
+  for (auto it = listed.upper_bound(token); it != listed.end(); ++it) {
+    const auto& [name, about] = *it;
+    if (!name.starts_with(prefix)) {
+      if (name > prefix) {
+        break;  // sorted: no later name has the prefix
+      }
+      continue;
+    }
+    if (!region_filter.empty() && about.second != region_filter) {
+      continue;
+    }
+    if (count == max_buckets) {
+      next_token = last_listed;
+      break;
+    }
+    ++count;
+    last_listed = name;
+    xml.Open("Bucket")
+        .Element("Name", name)
+        .Element("CreationDate", about.first)
+        .Element("BucketRegion", about.second)
+        .Close();
   }
   xml.Close();
+  // The token is where the next page starts: the name of this page's last bucket.
+  if (!next_token.empty()) {
+    xml.Element("ContinuationToken", next_token);
+  }
+  if (t.HasParam("prefix")) {
+    xml.Element("Prefix", prefix);
+  }
   co_return co_await SendXml(ctx, 200, xml.Finish());
 }
 
@@ -172,6 +237,9 @@ HandlerResult CreateBucket(RequestContext& ctx) {
     }
     auto existing = store.GetBucket(name);
     if (existing.ok()) {
+      if (existing->owner == owner && LegacyRecreateIsOk(region)) {
+        co_return co_await SendCreated(ctx);
+      }
       co_return existing->owner == owner
           ? Error(ErrorCode::kBucketAlreadyOwnedByYou,
                   "Your previous request to create the named bucket succeeded and you already "
@@ -190,11 +258,13 @@ HandlerResult CreateBucket(RequestContext& ctx) {
     return store.CreateBucket(name, owner, *location, upstream_tier);
   });
   if (!created.ok()) {
+    if (created.error().code == ErrorCode::kBucketAlreadyOwnedByYou &&
+        LegacyRecreateIsOk(region)) {
+      co_return co_await SendCreated(ctx);
+    }
     co_return created.error();
   }
-  ResponseHeader header;
-  header.set(http::field::location, "/" + ctx.target.bucket);
-  co_return co_await SendEmpty(ctx, 200, std::move(header));
+  co_return co_await SendCreated(ctx);
 }
 
 HandlerResult HeadBucket(RequestContext& ctx) {
@@ -285,7 +355,7 @@ HandlerResult ListObjects(RequestContext& ctx) {
   // Walk the index, folding keys that share a delimited prefix into one CommonPrefix.
   std::vector<metadata::ObjectRecord> contents;
   std::vector<std::string> common_prefixes;
-  std::string cursor = start_after;
+  std::string cursor = ResumeAfter(start_after, prefix, delimiter);
   std::string last_returned;
   bool truncated = false;
   while (contents.size() + common_prefixes.size() < max_keys) {
@@ -327,7 +397,8 @@ HandlerResult ListObjects(RequestContext& ctx) {
       break;
     }
   }
-  if (!truncated && contents.size() + common_prefixes.size() >= max_keys) {
+  // max-keys=0 asks for nothing and, as in S3, is never truncated.
+  if (!truncated && max_keys > 0 && contents.size() + common_prefixes.size() >= max_keys) {
     auto more = co_await ListPage(ctx, prefix, cursor, 1);
     if (!more.ok()) {
       co_return more.error();

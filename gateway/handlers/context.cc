@@ -115,6 +115,18 @@ Result<std::size_t> CountParam(const RequestContext& ctx, std::string_view name,
   return static_cast<std::size_t>(std::min<long long>(v, static_cast<long long>(cap)));
 }
 
+std::string ResumeAfter(const std::string& marker, const std::string& prefix,
+                        const std::string& delimiter) {
+  if (delimiter.empty() || !marker.starts_with(prefix)) {
+    return marker;
+  }
+  auto pos = marker.find(delimiter, prefix.size());
+  if (pos == std::string::npos) {
+    return marker;
+  }
+  return marker.substr(0, pos + delimiter.size()) + std::string(1025, '\xff');
+}
+
 Result<bool> UrlEncodingParam(const RequestContext& ctx) {
   auto enc = ctx.target.Param("encoding-type");
   if (!enc) {

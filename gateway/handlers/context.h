@@ -78,6 +78,12 @@ boost::asio::awaitable<Result<XmlBody>> ReadXmlBody(RequestContext& ctx, std::si
 // kInvalidArgument when malformed.
 Result<std::size_t> CountParam(const RequestContext& ctx, std::string_view name,
                                std::size_t fallback, std::size_t cap);
+// Where a delimited listing resumes after the client's `marker` (marker, continuation
+// token, key-marker): when the marker rolls up into a CommonPrefix, past every key under
+// that prefix (S3 returned the prefix already; "a///" must not come back for "a////b"),
+// else the marker itself. Keys are at most 1024 bytes, so 1025 0xff bytes sort last.
+std::string ResumeAfter(const std::string& marker, const std::string& prefix,
+                        const std::string& delimiter);
 // Listings' encoding-type: true for "url", false when absent, kInvalidArgument otherwise.
 Result<bool> UrlEncodingParam(const RequestContext& ctx);
 // Whether a listing the client did not ask to url-encode must be, because some key,

@@ -214,8 +214,13 @@ HandlerResult CompleteMultipartUpload(RequestContext& ctx) {
   if (!exists.ok()) {
     co_return exists.error();
   }
+  auto condition = WriteConditionFromHeaders(ctx);
+  if (!condition.ok()) {
+    co_return condition.error();
+  }
   storage::CompletionRequest request;
   request.parts = std::move(*parts);
+  request.condition = std::move(*condition);
   for (auto algorithm : kAllChecksums) {
     auto value = ctx.Header(storage::ChecksumHeaderName(algorithm));
     if (!value.empty()) {
@@ -340,11 +345,12 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
   // Walk the uploads, folding keys that share a delimited prefix into one CommonPrefix.
   std::vector<metadata::UploadRecord> uploads;
   std::vector<std::string> common_prefixes;
-  std::string cursor_key = key_marker;
-  std::string cursor_id = upload_id_marker;
+  std::string cursor_key = ResumeAfter(key_marker, prefix, delimiter);
+  std::string cursor_id = cursor_key == key_marker ? upload_id_marker : "";
   bool truncated = false;
   BucketName bucket(t.bucket);
-  while (!truncated) {
+  // max-uploads=0 asks for nothing and, as in S3, is never truncated.
+  while (!truncated && *max_uploads > 0) {
     const std::size_t have = uploads.size() + common_prefixes.size();
     auto page = ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id,
                                                std::max<std::size_t>(*max_uploads - have, 1));

@@ -22,28 +22,6 @@ namespace {
 // How often a GET re-reads a record whose data files an overwrite unlinked meanwhile.
 constexpr int kOpenAttempts = 8;
 
-// S3's conditional writes: If-None-Match: * (create only) and If-Match: "<etag>".
-Result<metadata::WriteCondition> WriteConditionFromHeaders(const RequestContext& ctx) {
-  metadata::WriteCondition condition;
-  std::string_view none_match = ctx.Header("if-none-match");
-  if (!none_match.empty()) {
-    if (none_match != "*") {
-      return Error(ErrorCode::kNotImplemented,
-                   "A header you provided implies functionality that is not implemented: "
-                   "If-None-Match on PUT accepts only *");
-    }
-    condition.if_absent = true;
-  }
-  std::string_view match = ctx.Header("if-match");
-  if (!match.empty()) {
-    if (match.size() >= 2 && match.front() == '"' && match.back() == '"') {
-      match = match.substr(1, match.size() - 2);
-    }
-    condition.if_etag = std::string(match);
-  }
-  return condition;
-}
-
 // GET/HEAD ?partNumber=N: the bytes of part N of a multipart object; part 1 of any other
 // object is all of it.
 Result<std::optional<ByteRange>> PartRange(const RequestContext& ctx,

@@ -158,6 +158,27 @@ void SetVersionHeader(const RequestContext& ctx, const VersionId& version_id,
   }
 }
 
+Result<metadata::WriteCondition> WriteConditionFromHeaders(const RequestContext& ctx) {
+  metadata::WriteCondition condition;
+  std::string_view none_match = ctx.Header("if-none-match");
+  if (!none_match.empty()) {
+    if (none_match != "*") {
+      return Error(ErrorCode::kNotImplemented,
+                   "A header you provided implies functionality that is not implemented: "
+                   "If-None-Match on PUT accepts only *");
+    }
+    condition.if_absent = true;
+  }
+  std::string_view match = ctx.Header("if-match");
+  if (!match.empty()) {
+    if (match.size() >= 2 && match.front() == '"' && match.back() == '"') {
+      match = match.substr(1, match.size() - 2);
+    }
+    condition.if_etag = std::string(match);
+  }
+  return condition;
+}
+
 Result<void> CheckKeyLength(const RequestContext& ctx) {
   if (ctx.target.key.size() > kMaxKeyBytes) {
     return Error(ErrorCode::kKeyTooLong, "Your key is too long");
@@ -166,10 +187,12 @@ Result<void> CheckKeyLength(const RequestContext& ctx) {
 }
 
 Result<std::optional<std::string>> ExpectedMd5(const RequestContext& ctx) {
-  auto md5 = ctx.Header("content-md5");
-  if (md5.empty()) {
+  // A Content-MD5 header that is present but empty is no digest at all: S3 refuses it
+  // (InvalidDigest) rather than treating it as absent.
+  if (ctx.request().find("content-md5") == ctx.request().end()) {
     return std::optional<std::string>();
   }
+  auto md5 = ctx.Header("content-md5");
   auto raw = storage::Base64Decode(md5);
   if (!raw || raw->size() != 16) {
     return Error(ErrorCode::kInvalidDigest, "The Content-MD5 you specified is not valid.");

@@ -62,6 +62,10 @@ Result<metadata::ObjectRecord> AddressedVersion(const RequestContext& ctx);
 boost::asio::awaitable<std::optional<Result<void>>> AnswerUnreadable(
     RequestContext& ctx, const metadata::ObjectRecord& record);
 
+// S3's conditional writes (PutObject, CompleteMultipartUpload): If-None-Match: * (create
+// only; any other value kNotImplemented) and If-Match: "<etag>".
+Result<metadata::WriteCondition> WriteConditionFromHeaders(const RequestContext& ctx);
+
 // x-amz-version-id, for buckets whose versioning was ever enabled (S3 leaves it out in
 // the others).
 void SetVersionHeader(const RequestContext& ctx, const VersionId& version_id,

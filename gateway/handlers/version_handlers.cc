@@ -89,8 +89,8 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
   // Walk the versions, folding keys that share a delimited prefix into one CommonPrefix.
   std::vector<metadata::VersionEntry> entries;
   std::vector<std::string> common_prefixes;
-  std::string cursor_key = key_marker;
-  std::string cursor_version = version_marker;
+  std::string cursor_key = ResumeAfter(key_marker, prefix, delimiter);
+  std::string cursor_version = cursor_key == key_marker ? version_marker : "";
   bool truncated = false;
   BucketName bucket(t.bucket);
   while (!truncated && max_keys > 0) {

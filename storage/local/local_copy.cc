@@ -40,6 +40,7 @@ Result<metadata::ObjectRecord> LocalObjectStore::CopyObject(const metadata::Obje
     record.checksums = source.checksums;
     record.checksum_type = source.checksum_type;
     record.parts = source.parts;
+    record.upload_id = UploadId();  // a copy is no upload's completion
     record.delete_marker = false;
     record.last_modified_ms = NowMs();
     record.placements = {std::move(linked)};

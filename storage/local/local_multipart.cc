@@ -165,6 +165,27 @@ Result<metadata::ListUploadsPage> LocalObjectStore::ListUploads(const BucketName
   return page;
 }
 
+Result<metadata::ObjectRecord> LocalObjectStore::RetriedCompletion(
+    const BucketName& bucket, const ObjectKey& key, const UploadId& upload_id,
+    const CompletionRequest& request) {
+  // The version this upload made, if the key still has it: S3 answers a completion
+  // retried after its answer was lost with the first one's result. Only the newest
+  // versions are looked at; an upload completed long before is gone for good.
+  auto versions = index_.KeyVersions(bucket, key, kRetryVersionsScanned);
+  if (!versions.ok()) {
+    if (versions.error().code == ErrorCode::kNoSuchBucket) {
+      return NoSuchBucket(bucket);
+    }
+    return std::move(versions).error();
+  }
+  for (auto& version : *versions) {
+    if (IsSameCompletion(version, upload_id, request)) {
+      return std::move(version);
+    }
+  }
+  return NoSuchUpload();
+}
+
 Result<metadata::ObjectRecord> LocalObjectStore::CompleteUpload(const BucketName& bucket,
                                                                 const ObjectKey& key,
                                                                 const UploadId& upload_id,
@@ -176,7 +197,7 @@ Result<metadata::ObjectRecord> LocalObjectStore::CompleteUpload(const BucketName
       return std::move(version).error();
     }
     auto done = index_.CompleteUpload(
-        bucket, key, upload_id,
+        bucket, key, upload_id, request.condition,
         [&](const metadata::UploadRecord& upload,
             const std::vector<metadata::PartRecord>& parts) -> Result<metadata::ObjectRecord> {
           auto object = BuildUploadedObject(upload, parts, request, now);
@@ -187,7 +208,7 @@ Result<metadata::ObjectRecord> LocalObjectStore::CompleteUpload(const BucketName
         });
     if (!done.ok()) {
       if (done.error().code == ErrorCode::kNotFound) {
-        return NoSuchUpload();
+        return RetriedCompletion(bucket, key, upload_id, request);
       }
       if (done.error().code == ErrorCode::kNoSuchBucket) {
         return NoSuchBucket(bucket);

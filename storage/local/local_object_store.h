@@ -131,6 +131,15 @@ class LocalObjectStore final : public ObjectStore {
  private:
   static Error NoSuchBucket(const BucketName& name);
   static Error NoSuchUpload();
+  // How many of a key's newest versions a retried completion looks through.
+  static constexpr std::size_t kRetryVersionsScanned = 100;
+
+  // The version an earlier CompleteUpload of `upload_id` with the same parts made, for a
+  // completion retried after the upload is gone; kNoSuchUpload when there is none.
+  Result<metadata::ObjectRecord> RetriedCompletion(const BucketName& bucket,
+                                                   const ObjectKey& key,
+                                                   const UploadId& upload_id,
+                                                   const CompletionRequest& request);
 
   // The id a new version gets in `bucket`: fresh when versioning is Enabled, else "null".
   Result<VersionId> NextVersionId(const BucketName& bucket);

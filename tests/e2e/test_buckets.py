@@ -91,8 +91,9 @@ def test_invalid_bucket_name(s3, name):
 
 
 def test_bucket_already_owned_by_you(s3, bucket):
-    with raises_s3("BucketAlreadyOwnedByYou", 409):
-        s3.create_bucket(Bucket=bucket)
+    # us-east-1 (this server's region) answers 200, as S3 does there; other regions 409
+    # BucketAlreadyOwnedByYou (test_listing_edges.py).
+    assert s3.create_bucket(Bucket=bucket)["ResponseMetadata"]["HTTPStatusCode"] == 200
 
 
 def test_bucket_already_exists_for_another_user(s3_other, bucket):

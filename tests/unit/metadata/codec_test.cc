@@ -158,6 +158,25 @@ TEST(CodecTest, ObjectFormatTwoStillDecodes) {
   EXPECT_TRUE(four->restore_ongoing);
 }
 
+// Format 5 adds the completing upload's id: a format 4 record reads with none, and a
+// format 5 one needs it.
+TEST(CodecTest, ObjectUploadIdRoundTripsAndFormatFourReadsWithout) {
+  ObjectRecord o;
+  o.version_id = VersionId("v");
+  o.upload_id = UploadId("upload-1");
+  const std::string bytes = EncodeObject(o);
+  auto decoded = DecodeObject(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->upload_id, o.upload_id);
+  // Without the trailing upload id ("upload-1": a length byte and 8 bytes), as format 4.
+  std::string as_four = bytes.substr(0, bytes.size() - 9);
+  EXPECT_FALSE(DecodeObject(as_four).ok());
+  as_four[0] = 4;
+  auto four = DecodeObject(as_four);
+  ASSERT_TRUE(four.ok()) << four.error().message;
+  EXPECT_TRUE(four->upload_id.empty());
+}
+
 TEST(CodecTest, ObjectRestoreStateRoundTrips) {
   ObjectRecord o;
   o.version_id = VersionId("v");

@@ -408,5 +408,32 @@ TEST_F(BuiltObjectTest, WholeObjectChecksumIsVerified) {
             ErrorCode::kBadDigest);
 }
 
+// ---- IsSameCompletion ----
+
+TEST(IsSameCompletion, MatchesOnlyTheSameUploadAndPartsList) {
+  std::vector<PartRecord> stored = {FakePart(1), FakePart(3, 10)};
+  auto object = BuildUploadedObject(Upload(), stored, Naming(stored), 7);
+  ASSERT_TRUE(object.ok()) << object.error().message;
+  EXPECT_EQ(object->upload_id, UploadId("u1"));
+  EXPECT_TRUE(IsSameCompletion(*object, UploadId("u1"), Naming(stored)));
+  EXPECT_FALSE(IsSameCompletion(*object, UploadId("u2"), Naming(stored)));
+  EXPECT_FALSE(IsSameCompletion(*object, UploadId("u1"), Naming({stored[0]})));
+  CompletionRequest renumbered = Naming(stored);
+  renumbered.parts[1].number = 2;
+  EXPECT_FALSE(IsSameCompletion(*object, UploadId("u1"), renumbered));
+  CompletionRequest other_etag = Naming(stored);
+  other_etag.parts[1].etag = stored[0].etag;
+  EXPECT_FALSE(IsSameCompletion(*object, UploadId("u1"), other_etag));
+  CompletionRequest with_checksum = Naming(stored);
+  with_checksum.parts[0].checksums = {{"CRC64NVME", *Find(stored[0].checksums, "CRC64NVME")}};
+  EXPECT_TRUE(IsSameCompletion(*object, UploadId("u1"), with_checksum));
+  with_checksum.parts[0].checksums = {{"CRC64NVME", *Find(stored[1].checksums, "CRC64NVME")}};
+  EXPECT_FALSE(IsSameCompletion(*object, UploadId("u1"), with_checksum));
+  // A version not made by an upload never matches.
+  metadata::ObjectRecord plain = *object;
+  plain.upload_id = UploadId();
+  EXPECT_FALSE(IsSameCompletion(plain, UploadId(""), Naming(stored)));
+}
+
 }  // namespace
 }  // namespace strata::storage

@@ -476,10 +476,56 @@ TEST_F(StoreCopyMultipartTest, RefusedCompletionKeepsUploadAndFiles) {
   ASSERT_TRUE(done.ok()) << done.error().message;
   EXPECT_EQ(DataFiles(), 1u);
   EXPECT_EQ(ReadAll(*done), "also small");
-  auto gone =
+  // The same completion again (a retry whose first answer was lost) answers the same
+  // object and changes nothing; another parts list finds no upload.
+  auto again =
       store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id, Naming({p2}));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->etag, done->etag);
+  EXPECT_EQ(again->version_id, done->version_id);
+  EXPECT_EQ(again->last_modified_ms, done->last_modified_ms);
+  EXPECT_EQ(DataFiles(), 1u);
+  auto gone =
+      store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id, Naming({p1}));
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().code, ErrorCode::kNoSuchUpload);
+  auto elsewhere = store_->CompleteUpload(BucketName("bucket"), ObjectKey("other"),
+                                          upload.upload_id, Naming({p2}));
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_EQ(elsewhere.error().code, ErrorCode::kNoSuchUpload);
+}
+
+TEST_F(StoreCopyMultipartTest, CompletionConditionsLookAtTheCurrentVersion) {
+  auto old = Put("k", "the old object");
+  auto upload = NewUpload("k");
+  auto p1 = CommitPart(upload, 1, "new");
+  CompletionRequest absent = Naming({p1});
+  absent.condition.if_absent = true;
+  auto refused = store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id,
+                                        absent);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kPreconditionFailed);
+  CompletionRequest other_etag = Naming({p1});
+  other_etag.condition.if_etag = Md5Hex("something else");
+  refused = store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id,
+                                   other_etag);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kPreconditionFailed);
+  // Refusals changed nothing: the old object and the upload's part are both still there.
+  EXPECT_EQ(DataFiles(), 2u);
+  EXPECT_EQ(store_->HeadObject(BucketName("bucket"), ObjectKey("k"))->etag, old.etag);
+  CompletionRequest same_etag = Naming({p1});
+  same_etag.condition.if_etag = old.etag;
+  auto done = store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id,
+                                     same_etag);
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_EQ(ReadAll(*done), "new");
+  EXPECT_EQ(done->upload_id, upload.upload_id);
+  // Its retry still succeeds: the condition held when it first ran.
+  auto again = store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id,
+                                      same_etag);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->etag, done->etag);
 }
 
 TEST_F(StoreCopyMultipartTest, CompletionOverwritingAnObjectFreesItsBytes) {
