@@ -193,6 +193,12 @@ class ObjectStore {
   using ResidencyListener = std::function<void(const metadata::ObjectRecord&)>;
   virtual void SetResidencyListener(ResidencyListener listener) = 0;
 
+  // Checks the chunk trailers of the version's local copy as the disk holds them, not as
+  // the open-file cache read them at open (a reader trusts the cached footer; the scrubber
+  // must not). kCorruption when one is damaged (the file then leaves the cache, so reads
+  // see it too); kUnavailable without a local copy. Blocking: reads every trailer whole.
+  virtual Result<void> VerifyLocalTrailers(const metadata::ObjectRecord& record) = 0;
+
   // Whether the version has its bytes on a local tier.
   virtual bool HasLocalCopy(const metadata::ObjectRecord& record) const = 0;
 

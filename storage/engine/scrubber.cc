@@ -165,10 +165,17 @@ void Scrubber::ScrubOne(const Ref& ref) {
   if (!record.ok() || record->delete_marker || !store_.HasLocalCopy(*record)) {
     return;
   }
-  auto opened = store_.OpenObject(*record);
   std::string damage;
   std::uint64_t crc = 0;
   std::uint64_t offset = 0;
+  // The trailers first, from the disk: a reader trusts the footer the open-file cache
+  // read when the file was first opened, so a flip there since shows only here.
+  auto trailers = store_.VerifyLocalTrailers(*record);
+  if (!trailers.ok() && trailers.error().code != ErrorCode::kCorruption) {
+    return;  // gone meanwhile, or an I/O error: not this pass's business
+  }
+  auto opened = trailers.ok() ? store_.OpenObject(*record)
+                              : Result<std::unique_ptr<ObjectReader>>(trailers.error());
   if (!opened.ok()) {
     if (opened.error().code != ErrorCode::kCorruption) {
       return;  // gone meanwhile

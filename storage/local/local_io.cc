@@ -177,8 +177,17 @@ Result<void> ExtentReader::SetCrcs(const Step& step, std::string_view bytes) {
   if (!step.with_footer) {
     crcs_ = DecodeCrcRun(bytes);
   } else {
-    auto crcs = DecodeChunkCrcs(bytes.substr(0, footer.chunk_count * 8),
-                                bytes.substr(footer.chunk_count * 8), footer, extent.file->path);
+    // The footer was read again with the CRCs: it must still be the one the open-file cache
+    // read at open (a flip in its trailer_crc would otherwise go unseen while the file
+    // stays cached; the other fields are covered by the trailer CRC below). Free: the
+    // bytes are here already.
+    const std::string_view on_disk = bytes.substr(footer.chunk_count * 8);
+    auto crcs = on_disk != extent.file->tail
+                    ? Result<std::vector<std::uint64_t>>(Error(
+                          ErrorCode::kCorruption, "data file " + extent.file->path +
+                                                      ": its footer changed since it was opened"))
+                    : DecodeChunkCrcs(bytes.substr(0, footer.chunk_count * 8), on_disk, footer,
+                                      extent.file->path);
     if (!crcs.ok()) {
       if (crcs.error().code == ErrorCode::kCorruption) {
         CountChecksumMismatch();

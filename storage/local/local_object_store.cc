@@ -384,6 +384,23 @@ Result<std::unique_ptr<ObjectReader>> LocalObjectStore::OpenObject(
   return opened;
 }
 
+Result<void> LocalObjectStore::VerifyLocalTrailers(const metadata::ObjectRecord& record) {
+  return GuardExceptions("verify trailers", [&]() -> Result<void> {
+    const metadata::Placement* placement = LocalPlacement(record);
+    if (placement == nullptr) {
+      return Error(ErrorCode::kUnavailable, "object has no local copy");
+    }
+    const LocalTier* tier = LocalTierNamed(placement->tier);
+    if (tier == nullptr) {
+      return Error(ErrorCode::kUnavailable, "no local tier " + placement->tier);
+    }
+    for (const auto& extent : placement->extents) {
+      STRATA_RETURN_IF_ERROR(tier->VerifyTrailer(extent.location, extent.size));
+    }
+    return Ok();
+  });
+}
+
 Result<bool> LocalObjectStore::ReplaceLocalCopy(std::unique_ptr<PendingWrite> write,
                                                 const metadata::ObjectRecord& record) {
   return GuardExceptions("replace local copy", [&]() -> Result<bool> {

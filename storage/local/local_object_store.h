@@ -90,6 +90,7 @@ class LocalObjectStore final : public ObjectStore {
   void SetResidencyListener(ResidencyListener listener) override {
     residency_ = std::move(listener);
   }
+  Result<void> VerifyLocalTrailers(const metadata::ObjectRecord& record) override;
   bool HasLocalCopy(const metadata::ObjectRecord& record) const override {
     return LocalPlacement(record) != nullptr;
   }

@@ -125,6 +125,15 @@ class LocalTier {
   // The same, shared through the tier's cache of open data files (storage/local/
   // open_files.h) with the file's size and last trailer-sized bytes.
   Result<std::shared_ptr<const OpenDataFile>> OpenData(std::string_view id) const;
+  // Reads the chunk trailer of data file `id` (its CRCs and footer) from the disk, never
+  // from the open-file cache, and checks it: the footer against the file's size and
+  // `extent_size`, the trailer against its own CRC. The read path trusts the footer
+  // the cache read at open, so a flip there would go unseen while the file stays cached;
+  // the scrubber calls this (local_tier_verify.cc). A damaged trailer is kCorruption,
+  // logged and counted, and the file leaves the cache, so the next open reads the disk
+  // and sees the damage too. kNotFound when the file is gone. A file without trailer
+  // (size == extent_size, from before the trailer) has nothing to check.
+  Result<void> VerifyTrailer(std::string_view id, std::uint64_t extent_size) const;
   // A new name (returned id) for the bytes of data file `id`: a hard link, made durable,
   // so a copy costs no data I/O and either name can later be removed alone. kNotFound
   // when `id` is gone.

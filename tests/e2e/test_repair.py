@@ -58,9 +58,13 @@ DAMAGE = [
     ("a chunk mid-stream (after the header went out)", lambda n: 9 * CHUNK + 5),
     ("the last, short chunk", lambda n: n - 3),
     ("a chunk CRC in the trailer", lambda n: n + 8 * 4 + 2),
-    # Not here yet: the footer (trailer CRC, magic, lengths) of a file the tier's open-file
-    # cache holds is read from the cache, so a flip there goes unseen (the bytes served
-    # stay right: every chunk still matches its CRC) until the cache drops the file.
+    # The footer of a file the tier's open-file cache holds (every file here was read
+    # before the flip): the reader compares the footer it reads again with the chunk CRCs
+    # against the cached one, and checks the trailer CRC over the disk's bytes.
+    ("the footer's trailer CRC", lambda n: n + 8 * chunks_of(n) + 32 + 3),
+    ("the footer's magic", lambda n: n + 8 * chunks_of(n)),
+    ("the footer's data length", lambda n: n + 8 * chunks_of(n) + 16),
+    ("the footer's chunk count", lambda n: n + 8 * chunks_of(n) + 24),
 ]
 
 
@@ -163,36 +167,42 @@ def test_the_scrubber_repairs_without_any_get(upstream, strata_factory):
     s3 = make_client(srv, retries={"total_max_attempts": 1})
     s3.create_bucket(Bucket="scrubbed")
     bodies, paths = {}, {}
-    for i, size in enumerate((1, 5000, 3 * CHUNK + 9, 20 * CHUNK)):
+    for i, size in enumerate((1, 5000, 3 * CHUNK + 9, 20 * CHUNK, 2 * CHUNK + 1, 777)):
         bodies[f"k{i}"] = os.urandom(size)
         paths[f"k{i}"] = put_file(srv, s3, "scrubbed", f"k{i}", bodies[f"k{i}"])
     flushed(srv, s3, "scrubbed", bodies)
 
     first = scrub(srv, "start", "--wait", "120")
     assert first["started"] and first["passes_completed"] == 1, first
-    assert first["errors"] == 0 and first["objects"] == 4, first
+    assert first["errors"] == 0 and first["objects"] == 6, first
     assert first["bytes"] == sum(map(len, bodies.values())), first
 
     flip_byte(paths["k1"], 4000)                                  # data
     n = len(bodies["k2"])
     flip_byte(paths["k2"], n + 8)                                 # a chunk CRC
     flip_byte(paths["k3"], 17 * CHUNK + 3)                        # data, late chunk
+    # Footers of files the open-file cache holds (the first pass read them all): seen only
+    # because the scrubber reads every trailer from the disk.
+    n = len(bodies["k4"])
+    flip_byte(paths["k4"], n + 8 * chunks_of(n) + 32)             # the trailer CRC
+    n = len(bodies["k5"])
+    flip_byte(paths["k5"], n + 8 * chunks_of(n) + 16)             # the data length
     upstream.proxy.reset_counts()
     second = scrub(srv, "start", "--wait", "120")
     assert second["passes_completed"] == 2, second
-    assert second["errors"] == 3 and second["repaired"] == 3, second
+    assert second["errors"] == 5 and second["repaired"] == 5, second
     assert second["unrepairable"] == 0 and second["repair_failed"] == 0, second
-    assert counter(srv, "strata_scrub_errors_total", outcome="repaired") == 3
-    assert counter(srv, "strata_integrity_repairs_total") == 3
+    assert counter(srv, "strata_scrub_errors_total", outcome="repaired") == 5
+    assert counter(srv, "strata_integrity_repairs_total") == 5
     assert counter(srv, "strata_scrub_passes_total") == 2
     assert counter(srv, "strata_scrub_bytes_total") > 0
-    for key in ("k1", "k2", "k3"):
+    for key in ("k1", "k2", "k3", "k4", "k5"):
         assert not os.path.exists(paths[key]), key
     # Every copy reads right and locally: no GET reached the upstream after the repairs.
     fetched = upstream.proxy.count("GET", "/scrubbed/")
     for key, body in bodies.items():
         assert s3.get_object(Bucket="scrubbed", Key=key)["Body"].read() == body, key
-    assert upstream.proxy.count("GET", "/scrubbed/") == fetched == 3
+    assert upstream.proxy.count("GET", "/scrubbed/") == fetched == 5
     assert scrub(srv, "status")["running"] is False
 
 
