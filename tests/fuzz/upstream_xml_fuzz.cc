@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/utf8.h"
 #include "gateway/xml.h"
 #include "storage/upstream/s3_responses.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -23,14 +24,7 @@ namespace {
 using namespace strata;
 using namespace strata::storage::upstream;
 
-bool XmlRepresentable(std::string_view s) {
-  for (unsigned char c : s) {
-    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-      return false;
-    }
-  }
-  return true;
-}
+bool XmlRepresentable(std::string_view s) { return IsXmlText(s); }
 
 // As storage/upstream's EtagValue (s3_client.cc, not compiled here): quotes stripped.
 std::string Unquote(std::string_view quoted) {
