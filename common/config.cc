@@ -304,13 +304,29 @@ class ConfigReader {
     auto t = AsTable(node, "server");
     STRATA_RETURN_IF_ERROR(t);
     const toml::table& tbl = **t;
-    STRATA_RETURN_IF_ERROR(
-        CheckKeys(tbl, "server",
-                  {"listen", "region", "data_dir", "threads", "tls_cert", "tls_key", "domain",
-                   "fsync", "io_uring", "max_header_bytes", "index_cache", "header_timeout",
-                   "idle_timeout", "shutdown_grace", "log_level", "metrics", "metrics_public",
-                   "metrics_token", "body_min_rate_bytes_per_s", "body_rate_grace",
-                   "max_connections", "xml_memory"}));
+    STRATA_RETURN_IF_ERROR(CheckKeys(tbl, "server",
+                                     {"listen",
+                                      "region",
+                                      "data_dir",
+                                      "threads",
+                                      "tls_cert",
+                                      "tls_key",
+                                      "domain",
+                                      "fsync",
+                                      "io_uring",
+                                      "max_header_bytes",
+                                      "index_cache",
+                                      "header_timeout",
+                                      "idle_timeout",
+                                      "shutdown_grace",
+                                      "log_level",
+                                      "metrics",
+                                      "metrics_public",
+                                      "metrics_token",
+                                      "body_min_rate_bytes_per_s",
+                                      "body_rate_grace",
+                                      "max_connections",
+                                      "xml_memory"}));
     for (const auto& [k, v] : tbl) {
       const std::string key = Join("server", k.str());
       const std::string_view name = k.str();

@@ -1,5 +1,7 @@
 #include "gateway/xml_load.h"
 
+#include <cstdint>
+
 #include "common/utf8.h"
 #include "gateway/xml_budget.h"
 
@@ -25,6 +27,40 @@ bool NodeIsXmlText(const pugi::xml_node& node) {
   return true;
 }
 
+// Whether every character reference in `body` ("&#N;", "&#xH;") names an XML 1.0
+// character: pugixml decodes "&#x0;" into a NUL that ends the C string it hands back, so
+// the decoded text cannot show it.
+bool ReferencesAreXmlChars(std::string_view body) {
+  for (std::size_t at = body.find("&#"); at != std::string_view::npos;
+       at = body.find("&#", at + 2)) {
+    std::size_t pos = at + 2;
+    const bool hex = pos < body.size() && body[pos] == 'x';
+    pos += hex ? 1 : 0;
+    std::uint32_t value = 0;
+    std::size_t digits = 0;
+    for (; pos < body.size() && body[pos] != ';'; ++pos, ++digits) {
+      const char c = body[pos];
+      int d = -1;
+      if (c >= '0' && c <= '9') {
+        d = c - '0';
+      } else if (hex && c >= 'a' && c <= 'f') {
+        d = c - 'a' + 10;
+      } else if (hex && c >= 'A' && c <= 'F') {
+        d = c - 'A' + 10;
+      }
+      if (d < 0 || value > 0x10FFFF) {
+        return false;
+      }
+      value = value * (hex ? 16 : 10) + static_cast<std::uint32_t>(d);
+    }
+    if (digits == 0 || pos >= body.size() || value > 0x10FFFF ||
+        !IsXmlChar(static_cast<char32_t>(value))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<void> LoadXmlDocument(pugi::xml_document& doc, std::string_view body,
@@ -32,7 +68,7 @@ Result<void> LoadXmlDocument(pugi::xml_document& doc, std::string_view body,
   // pugixml accepts any byte and decodes "&#x0;"; a parser that follows XML 1.0 (S3's, the
   // clients' that read the configuration back) refuses both, so they are refused here
   // before they can be stored and echoed.
-  if (!IsXmlText(body)) {
+  if (!IsXmlText(body) || !ReferencesAreXmlChars(body)) {
     return Malformed();
   }
   auto parsed = doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8);

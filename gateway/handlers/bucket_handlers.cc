@@ -258,8 +258,7 @@ HandlerResult CreateBucket(RequestContext& ctx) {
     return store.CreateBucket(name, owner, *location, upstream_tier);
   });
   if (!created.ok()) {
-    if (created.error().code == ErrorCode::kBucketAlreadyOwnedByYou &&
-        LegacyRecreateIsOk(region)) {
+    if (created.error().code == ErrorCode::kBucketAlreadyOwnedByYou && LegacyRecreateIsOk(region)) {
       co_return co_await SendCreated(ctx);
     }
     co_return created.error();

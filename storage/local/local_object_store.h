@@ -137,8 +137,7 @@ class LocalObjectStore final : public ObjectStore {
 
   // The version an earlier CompleteUpload of `upload_id` with the same parts made, for a
   // completion retried after the upload is gone; kNoSuchUpload when there is none.
-  Result<metadata::ObjectRecord> RetriedCompletion(const BucketName& bucket,
-                                                   const ObjectKey& key,
+  Result<metadata::ObjectRecord> RetriedCompletion(const BucketName& bucket, const ObjectKey& key,
                                                    const UploadId& upload_id,
                                                    const CompletionRequest& request);
 

@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 import requests
+from xml.etree import ElementTree
 
 from conftest import unique_bucket, xml_code
 
@@ -90,4 +91,5 @@ def test_wrong_region_error_names_the_region(server):
     r = requests.get(server.endpoint + "/", headers=headers, timeout=30)
     assert (r.status_code, xml_code(r.content)) == (400, "AuthorizationHeaderMalformed"), r.text
     assert f"<Region>{server.region}</Region>" in r.text, r.text
-    assert f"the region 'US' is wrong; expecting '{server.region}'" in r.text, r.text
+    message = ElementTree.fromstring(r.content).findtext("Message")
+    assert f"the region 'US' is wrong; expecting '{server.region}'" in message, r.text

@@ -52,7 +52,7 @@ def strict(body: bytes) -> ET.Element:
 def assert_error(resp, status, code):
     assert resp.status == status, resp
     root = strict(resp.body)
-    assert root.tag == "Error" and root.findtext("Code") == code, resp
+    assert root.tag == "Error" and code in (None, root.findtext("Code")), resp
 
 
 # ---------------------------------------------------------------------------------------
@@ -168,11 +168,13 @@ XML_EXCLUDED = ["\x00", "\x01", "\x08", "\x0b", "\x1f", "\ufffe", "\uffff"]
 @pytest.mark.parametrize("ch", XML_EXCLUDED, ids=lambda c: f"U+{ord(c):04X}")
 def test_error_body_for_a_key_xml_cannot_carry_is_well_formed(server, bucket, ch):
     key = f"a{ch}b"
+    # A NUL is refused in a key (as a PUT of one is, below); the others are valid keys.
+    status, code = (400, None) if ch == "\x00" else (404, "NoSuchKey")
     resp = call(server, "GET", f"/{bucket}/{key}")
-    assert_error(resp, 404, "NoSuchKey")
+    assert_error(resp, status, code)
     assert strict(resp.body).findtext("Key") == "a\ufffdb"
     resp = call(server, "GET", f"/{bucket}/{key}", query=[("tagging", "")])
-    assert_error(resp, 404, "NoSuchKey")
+    assert_error(resp, status, code)
 
 
 def test_refused_put_of_a_nul_key_answers_well_formed_xml(server, bucket):

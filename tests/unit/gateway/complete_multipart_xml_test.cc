@@ -194,9 +194,10 @@ TEST(CompleteMultipartXml, MutationFuzz) {
           << body << " -> " << static_cast<int>(parsed.error().code);
     }
   }
-  // The mutations are small: a fair share of the documents must still parse, or the
+  // The mutations are small: a fair share of the documents must still parse (bodies that
+  // stop being UTF-8 are refused now), or the
   // loop would only be exercising the first rejection.
-  EXPECT_GT(accepted, 1000);
+  EXPECT_GT(accepted, 500);
 }
 
 }  // namespace

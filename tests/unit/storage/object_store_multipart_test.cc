@@ -501,14 +501,14 @@ TEST_F(StoreCopyMultipartTest, CompletionConditionsLookAtTheCurrentVersion) {
   auto p1 = CommitPart(upload, 1, "new");
   CompletionRequest absent = Naming({p1});
   absent.condition.if_absent = true;
-  auto refused = store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id,
-                                        absent);
+  auto refused =
+      store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id, absent);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kPreconditionFailed);
   CompletionRequest other_etag = Naming({p1});
   other_etag.condition.if_etag = Md5Hex("something else");
-  refused = store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id,
-                                   other_etag);
+  refused =
+      store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id, other_etag);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kPreconditionFailed);
   // Refusals changed nothing: the old object and the upload's part are both still there.
@@ -516,14 +516,14 @@ TEST_F(StoreCopyMultipartTest, CompletionConditionsLookAtTheCurrentVersion) {
   EXPECT_EQ(store_->HeadObject(BucketName("bucket"), ObjectKey("k"))->etag, old.etag);
   CompletionRequest same_etag = Naming({p1});
   same_etag.condition.if_etag = old.etag;
-  auto done = store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id,
-                                     same_etag);
+  auto done =
+      store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id, same_etag);
   ASSERT_TRUE(done.ok()) << done.error().message;
   EXPECT_EQ(ReadAll(*done), "new");
   EXPECT_EQ(done->upload_id, upload.upload_id);
   // Its retry still succeeds: the condition held when it first ran.
-  auto again = store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id,
-                                      same_etag);
+  auto again =
+      store_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), upload.upload_id, same_etag);
   ASSERT_TRUE(again.ok()) << again.error().message;
   EXPECT_EQ(again->etag, done->etag);
 }
