@@ -35,6 +35,12 @@ std::string XmlEscape(std::string_view text) {
         out += "&apos;";
         ++pos;
         continue;
+      case '\r':
+        // A raw CR reads back as LF (XML 1.0 section 2.11 end-of-line handling): only
+        // the reference keeps it.
+        out += "&#13;";
+        ++pos;
+        continue;
       default:
         break;
     }
