@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "common/error.h"
 #include "metadata/records.h"
@@ -25,6 +26,10 @@ std::uint64_t IntegrityUnrepairable();
 // Repairs tried and failed for another reason (the upstream unreachable, or its bytes did
 // not match the recorded CRC64NVME either): the local copy stays as it was.
 std::uint64_t IntegrityRepairFailures();
+// The CRC64NVME (base64) recorded for `record` when its bytes arrived, which every later
+// read, repair and push checks against; "" when it has none.
+std::string RecordedCrc64(const metadata::ObjectRecord& record);
+
 void CountRepair();
 void CountUnrepairable();
 void CountRepairFailure();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "storage/crc64nvme.h"
+#include "storage/integrity.h"
 #include "storage/local/chunk_trailer.h"
 #include "storage/local/local_io.h"
 
@@ -20,15 +21,6 @@ std::int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string RecordedCrc64(const metadata::ObjectRecord& record) {
-  for (const auto& [name, value] : record.checksums) {
-    if (name == ChecksumName(ChecksumAlgorithm::kCrc64Nvme)) {
-      return value;
-    }
-  }
-  return "";
 }
 
 }  // namespace

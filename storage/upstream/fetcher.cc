@@ -13,25 +13,12 @@
 #include <utility>
 
 #include "metadata/codec.h"
+#include "storage/integrity.h"
 #include "storage/upstream/s3_client.h"
 #include "storage/upstream/upstream_record.h"
 
 namespace strata::storage {
 namespace asio = boost::asio;
-
-namespace {
-
-// The version's recorded CRC64NVME (base64), or "" when it has none.
-std::string RecordedCrc64(const metadata::ObjectRecord& record) {
-  for (const auto& [name, value] : record.checksums) {
-    if (name == ChecksumName(ChecksumAlgorithm::kCrc64Nvme)) {
-      return value;
-    }
-  }
-  return "";
-}
-
-}  // namespace
 
 struct Fetcher::State {
   ObjectStore& store;

@@ -18,6 +18,7 @@
 #include "auth/signer.h"
 #include "metadata/codec.h"
 #include "storage/checksum.h"
+#include "storage/integrity.h"
 
 namespace strata::storage {
 
@@ -48,10 +49,8 @@ std::vector<Header> UpstreamHeaders(const metadata::ObjectRecord& record) {
   // chunk by chunk: the upstream verifies the body against it (S3 answers BadDigest), so
   // bytes damaged anywhere between the client and the upstream are never stored there.
   // A multipart push drops it (S3Client): it describes the whole object, not a part.
-  for (const auto& [name, value] : record.checksums) {
-    if (name == ChecksumName(ChecksumAlgorithm::kCrc64Nvme)) {
-      headers.emplace_back("x-amz-checksum-crc64nvme", value);
-    }
+  if (std::string crc = RecordedCrc64(record); !crc.empty()) {
+    headers.emplace_back("x-amz-checksum-crc64nvme", std::move(crc));
   }
   if (!record.tags.empty()) {
     std::string tagging;  // as a query string, which is how S3 takes it in a header
