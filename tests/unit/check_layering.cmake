@@ -1,35 +1,64 @@
-# Fails when a module includes a header of a module to its right in
-# common <- auth <- metadata <- storage <- gateway <- tools, or names rocksdb outside
-# metadata/ or an HTTP library below gateway/ (but for the upstream client).
+# Fails on a wrong-way include (STYLE.md "Modules", DESIGN.md "Layout and dependency
+# direction"). In common <- auth <- metadata <- storage <- gateway <- tools:
+#   - a module includes only itself and modules to its left;
+#   - a module's subfolders (storage/engine/, auth/internal/, ...) are private to it: another
+#     module includes only the headers at the top of its folder;
+#   - below gateway/, nothing includes Boost.Beast (HTTP is gateway's) but the upstream S3
+#     client's private folder, storage/upstream/ (DESIGN.md: storage owns that client);
+#   - rocksdb is named only in metadata/.
+# -DROOT=<tree> is the tree to check. -DKNOWN=<file> lists, one "file: include" per line,
+# violations of the private-folder rule that are known and being removed (the tier engine
+# work of issue 18): they are tolerated, but a listed line that no longer occurs is an error
+# too, so the list only shrinks and stays true. tests/unit/layering_planted/ holds trees with
+# one planted violation each, which must fail (tests unit_layering_planted_*).
+cmake_minimum_required(VERSION 3.16)
 set(ORDER common auth metadata storage gateway tools)
 set(FAILURES "")
+set(KNOWN_LINES "")
+if(KNOWN)
+  file(STRINGS ${KNOWN} KNOWN_LINES REGEX "^[^#].*: #include")
+endif()
+set(SEEN_KNOWN "")
 list(LENGTH ORDER N)
 math(EXPR LAST "${N} - 1")
+list(FIND ORDER gateway GATEWAY_INDEX)
 foreach(I RANGE ${LAST})
   list(GET ORDER ${I} MODULE)
-  file(GLOB_RECURSE FILES ${ROOT}/${MODULE}/*.h ${ROOT}/${MODULE}/*.cc)
+  file(GLOB_RECURSE FILES RELATIVE ${ROOT} ${ROOT}/${MODULE}/*.h ${ROOT}/${MODULE}/*.cc)
   foreach(F ${FILES})
-    file(STRINGS ${F} LINES REGEX "^#include")
+    file(STRINGS ${ROOT}/${F} LINES REGEX "^#include")
     foreach(L ${LINES})
       foreach(J RANGE ${LAST})
         list(GET ORDER ${J} OTHER)
         if(J GREATER I AND L MATCHES "^#include \"${OTHER}/")
           list(APPEND FAILURES "${F}: ${L} (${MODULE} may not include ${OTHER})")
         endif()
+        if(NOT J EQUAL I AND L MATCHES "^#include \"${OTHER}/[^/\"]+/")
+          if("${F}: ${L}" IN_LIST KNOWN_LINES)
+            list(APPEND SEEN_KNOWN "${F}: ${L}")
+          else()
+            list(APPEND FAILURES
+                 "${F}: ${L} (${MODULE} may not include a private header of ${OTHER})")
+          endif()
+        endif()
       endforeach()
       if(NOT MODULE STREQUAL "metadata" AND L MATCHES "rocksdb/")
         list(APPEND FAILURES "${F}: ${L} (rocksdb belongs to metadata/)")
       endif()
-      # storage/upstream/ is the client of the upstream S3 store (DESIGN.md: storage owns
-      # it); its HTTP stays private to that folder.
-      if(I LESS 4 AND L MATCHES "boost/beast" AND NOT F MATCHES "/storage/upstream/")
+      if(I LESS GATEWAY_INDEX AND L MATCHES "boost/beast" AND NOT F MATCHES "^storage/upstream/")
         list(APPEND FAILURES "${F}: ${L} (HTTP belongs to gateway/)")
       endif()
     endforeach()
   endforeach()
 endforeach()
+foreach(K ${KNOWN_LINES})
+  if(NOT K IN_LIST SEEN_KNOWN)
+    list(APPEND FAILURES "${K} (listed in ${KNOWN} but no longer there: remove the line)")
+  endif()
+endforeach()
 if(FAILURES)
   string(REPLACE ";" "\n" MSG "${FAILURES}")
   message(FATAL_ERROR "layering violations:\n${MSG}")
 endif()
-message(STATUS "layering ok")
+list(LENGTH SEEN_KNOWN KNOWN_COUNT)
+message(STATUS "layering ok (${KNOWN_COUNT} known private includes left)")

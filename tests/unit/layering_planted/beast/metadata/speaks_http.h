@@ -1,0 +1,2 @@
+// Planted: HTTP below gateway/.
+#include <boost/beast/http.hpp>

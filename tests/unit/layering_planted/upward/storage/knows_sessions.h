@@ -1,0 +1,2 @@
+// Planted: storage including gateway, to its right.
+#include "gateway/session.h"
