@@ -183,8 +183,12 @@ asio::awaitable<bool> CommitFill(Services& services, std::unique_ptr<storage::Pe
   const std::string key = record.key.str();
   const std::string& etag = upstream_etag;
   if (restore) {
-    auto restored = co_await Offload(
-        services.blocking_pool, [&] { return store.RestoreLocalCopy(std::move(fill), record); });
+    auto restored = co_await Offload(services.blocking_pool, [&] {
+      if (services.tier_caches != nullptr) {
+        services.tier_caches->EvictDisplaced();
+      }
+      return store.RestoreLocalCopy(std::move(fill), record);
+    });
     if (restored.ok() && *restored) {
       validations.Mark(id, etag);
       co_return true;
@@ -195,6 +199,9 @@ asio::awaitable<bool> CommitFill(Services& services, std::unique_ptr<storage::Pe
     co_return false;
   }
   auto committed = co_await Offload(services.blocking_pool, [&] {
+    if (services.tier_caches != nullptr) {
+      services.tier_caches->EvictDisplaced();  // what this fill's admission displaced goes first
+    }
     return store.CommitCachedCopy(std::move(fill), std::move(record));
   });
   if (committed.ok()) {

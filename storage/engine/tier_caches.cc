@@ -361,14 +361,51 @@ Result<void> TierCaches::RunPass() {
   return Ok();
 }
 
-void TierCaches::PassOver(Tier& tier, std::int64_t used) {
-  const std::int64_t high = Mark(tier.config, tier.config.high_watermark);
-  const std::int64_t low = Mark(tier.config, tier.config.low_watermark);
+void TierCaches::EvictDisplaced() {
+  for (const auto& tier : tiers_) {
+    EvictDoomed(*tier);
+  }
+}
+
+std::uint64_t TierCaches::EvictDoomed(Tier& tier) {
+  std::lock_guard evicting(tier.evicting);
   std::vector<CacheEntry> doomed;
   {
     std::lock_guard lock(tier.mu);
     doomed.swap(tier.doomed);
   }
+  std::vector<CacheEntry> kept;
+  std::uint64_t evictions = 0;
+  std::uint64_t evicted_bytes = 0;
+  for (auto& entry : doomed) {
+    std::uint64_t freed = 0;
+    switch (Evict(tier, entry, freed)) {
+      case Outcome::kEvicted:
+        ++evictions;
+        evicted_bytes += freed;
+        break;
+      case Outcome::kKept:
+        kept.push_back(std::move(entry));
+        break;
+      case Outcome::kGone:
+        break;
+    }
+  }
+  std::lock_guard lock(tier.mu);
+  for (auto& entry : kept) {
+    tier.policy.Insert(std::move(entry));
+  }
+  tier.stats.evictions += evictions;
+  tier.stats.evicted_bytes += evicted_bytes;
+  return evicted_bytes;
+}
+
+void TierCaches::PassOver(Tier& tier, std::int64_t used) {
+  const std::int64_t high = Mark(tier.config, tier.config.high_watermark);
+  const std::int64_t low = Mark(tier.config, tier.config.low_watermark);
+  // A fill may have evicted some of these since the usage read: `used` then errs high,
+  // which evicts a little early, never late.
+  used -= static_cast<std::int64_t>(EvictDoomed(tier));
   std::vector<CacheEntry> kept;
   std::uint64_t evictions = 0;
   std::uint64_t evicted_bytes = 0;
@@ -387,9 +424,6 @@ void TierCaches::PassOver(Tier& tier, std::int64_t used) {
         break;
     }
   };
-  for (auto& entry : doomed) {
-    evict(std::move(entry));
-  }
   bool blocked = false;
   if (used > high) {
     // Each copy is looked at once per pass at most: dirty ones go back afterwards.

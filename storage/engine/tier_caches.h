@@ -88,6 +88,12 @@ class TierCaches {
   // prefetch has landed in the usage counters or failed.
   bool ReserveRoom(std::uint64_t bytes, std::vector<std::uint64_t>* displaceable = nullptr);
   void ReleaseRoom(std::uint64_t bytes);
+  // Evicts now, on the calling thread (blocking: index writes), the copies that admissions
+  // and reservations displaced. When it returns, every copy displaced before the call is
+  // gone (or kept: dirty, pinned or changed meanwhile), also when a pass was evicting it.
+  // A fill calls it before committing, so the tier never holds both a fill and the copy
+  // it displaced, however late the pass thread runs.
+  void EvictDisplaced();
   // The policy's names for a version: its copy id and its key's hash (bucket and key).
   static std::pair<std::uint64_t, std::uint64_t> Ids(const metadata::ObjectRecord& record);
   // The second of those alone: what the policy counts a key's reads under.
@@ -114,6 +120,9 @@ class TierCaches {
     // never lets the tier pass its high mark.
     std::int64_t released_this_pass = 0;
     std::vector<CacheEntry> doomed;  // displaced by admissions, to evict
+    // Held while doomed copies are evicted (EvictDoomed), by the pass or a fill: one that
+    // finds `doomed` empty under it knows no earlier displacement is still in flight.
+    std::mutex evicting;
     TierCacheStats stats;
   };
   enum class Outcome { kEvicted, kKept, kGone };
@@ -125,6 +134,8 @@ class TierCaches {
   Tier* TierOf(const metadata::ObjectRecord& record);
   static CacheEntry EntryOf(const metadata::ObjectRecord& record, std::uint64_t bytes);
   Outcome Evict(const Tier& tier, const CacheEntry& entry, std::uint64_t& freed);
+  // Evicts the tier's doomed copies; returns the bytes freed.
+  std::uint64_t EvictDoomed(Tier& tier);
   void PassOver(Tier& tier, std::int64_t used);
   bool Stopping() const;
   void WakePass();  // a pass now, for copies doomed since the last one

@@ -379,6 +379,29 @@ TEST_F(TierCachesTest, AdmitFillNeedsMoreReadsThanTheCopiesItDisplaces) {
   EXPECT_FALSE(Local(Key(0)));
 }
 
+// A fill evicts what its admission displaced before it commits (EvictDisplaced), with no
+// pass: a pass thread running late never leaves the tier holding both.
+TEST_F(TierCachesTest, EvictDisplacedEvictsWhatAdmissionDisplacedWithoutAPass) {
+  const auto records = Fill(15, /*pushed=*/true);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_NO_FATAL_FAILURE(Pass());
+  const auto miss = Miss("new");
+  ASSERT_FALSE(caches_->AdmitFill(miss));
+  ASSERT_TRUE(caches_->AdmitFill(miss)) << "read once before: more often than any resident";
+  EXPECT_TRUE(Local(Key(0))) << "displaced, not evicted yet";
+  const std::int64_t before = HotBytes();
+  caches_->EvictDisplaced();
+  EXPECT_FALSE(Local(Key(0)));
+  EXPECT_EQ(HotBytes(), before - kObject);
+  EXPECT_EQ(Stats().evictions, 1u);
+  caches_->EvictDisplaced();  // nothing left to evict
+  EXPECT_EQ(Stats().evictions, 1u);
+  for (int i = 1; i < 15; ++i) {
+    EXPECT_TRUE(Local(Key(i))) << Key(i);
+  }
+  caches_->ReleaseRoom(miss.size);
+}
+
 // Prefetch may spend the room below the high mark and no more, without displacing
 // anything; each pass gives back what was reserved but did not land, from the usage.
 TEST_F(TierCachesTest, ReserveRoomSpendsOnlyTheRoomBelowTheHighMark) {
