@@ -14,15 +14,7 @@
 #include "gateway/xml_budget.h"
 #include "metadata/index.h"
 #include "storage/data_path.h"
-#include "storage/engine/lifecycle_worker.h"
-#include "storage/engine/prefetch_jobs.h"
-#include "storage/engine/scrubber.h"
-#include "storage/engine/tier_caches.h"
-#include "storage/object_store.h"
-#include "storage/upstream/fetcher.h"
-#include "storage/upstream/repairer.h"
-#include "storage/upstream/upstream.h"
-#include "storage/upstream/writeback.h"
+#include "storage/tier_engine.h"
 
 namespace {
 
@@ -92,107 +84,40 @@ int main(int argc, char** argv) {
   if (!index.ok()) {
     return Fail("cannot open the index: " + index.error().message);
   }
-  auto store = storage::ObjectStore::Open(*config, **index);
-  if (!store.ok()) {
-    return Fail("cannot open the storage engine: " + store.error().message);
+  SystemClock clock;
+  auto engine = storage::TierEngine::Open(*config, **index, clock);
+  if (!engine.ok()) {
+    return Fail("cannot open the storage engine: " + engine.error().message);
   }
   // io_uring when configured and the kernel allows it, else pread/pwrite; logs which.
   storage::SelectDataPath(config->server.io_uring);
 
   gateway::SetXmlBudget(config->server.xml_memory_bytes);
 
-  SystemClock clock;
   gateway::IndexCredentialStore credentials(*config, **index);
   auth::Verifier verifier(credentials, clock,
                           auth::VerifierOptions{.region = config->server.region});
   boost::asio::thread_pool blocking_pool(kBlockingThreads);
-  gateway::Services services{*config, clock, **index, **store, verifier, blocking_pool};
-
-  // The cold tier: an upstream S3 store, and the worker writing the queue back to it.
-  std::unique_ptr<storage::Upstream> upstream;
-  std::unique_ptr<storage::WritebackWorker> writeback;
-  std::unique_ptr<storage::Fetcher> fetcher;
-  if (const TierConfig* cold = config->UpstreamTier()) {
-    auto made = storage::Upstream::Create(*cold);
-    if (!made.ok()) {
-      return Fail(made.error().message);
-    }
-    upstream = std::move(made).value();
-    storage::WritebackOptions options{.delay = config->writeback.delay};
-    for (const auto& [cls, tier] : config->storage_classes) {
-      if (tier == cold->name) {
-        options.cold_classes.insert(cls);
-      }
-    }
-    writeback = std::make_unique<storage::WritebackWorker>(**index, **store, *upstream, options);
-    services.upstream = upstream.get();
-    services.writeback = writeback.get();
-    fetcher = std::make_unique<storage::Fetcher>(
-        **store, *upstream, storage::FetchOptions{.concurrency = config->prefetch.concurrency});
-    services.fetcher = fetcher.get();
-    const auto backlog = (*index)->WritebackBacklog();
-    spdlog::info("upstream: tier {} at {}; write-back delay {} ms, backlog {} objects, {} bytes",
-                 cold->name, cold->endpoint, config->writeback.delay.count(), backlog.objects,
-                 backlog.bytes);
-  }
-
-  // Read repair: a damaged local copy of a version the upstream has is fetched again.
-  std::unique_ptr<storage::CopyRepairer> repairer;
-  if (fetcher) {
-    repairer = std::make_unique<storage::UpstreamRepairer>(*fetcher, upstream->tier_name());
-  } else {
-    repairer = std::make_unique<storage::NoRepairer>();
-  }
-  (*store)->SetRepairer(repairer.get());
-
-  // Capacity: admission and eviction on the local tiers that have a capacity. The store
-  // reports every copy that lands to it, from any thread that moves data: it outlives the
-  // lifecycle worker (declared after it), and the write-back worker and fetcher are
-  // stopped explicitly below before it goes.
-  storage::TierCaches tier_caches(*config, **index, **store);
-  (*store)->SetResidencyListener(
-      [&tier_caches](const metadata::ObjectRecord& record) { tier_caches.OnResident(record); });
-  services.tier_caches = &tier_caches;
-
-  // Prefetch jobs run on the fetcher's thread: the fetcher is stopped (below) before they go.
-  std::unique_ptr<storage::PrefetchJobs> prefetch;
-  if (fetcher) {
-    prefetch = std::make_unique<storage::PrefetchJobs>(*config, clock, **index, **store, *fetcher,
-                                                       &tier_caches);
-    services.prefetch = prefetch.get();
-  }
-
-  // Lifecycle rules, applied from the index's due-time queue every [lifecycle] interval.
-  storage::LifecycleWorker lifecycle(*config, **index, **store, clock);
-  services.lifecycle = &lifecycle;
-
-  // The scrubber: every local copy verified in the background at [scrub] bytes_per_second.
-  storage::Scrubber scrubber(config->scrub, **index, **store, *repairer);
-  services.scrubber = &scrubber;
+  gateway::Services services{*config, clock, **index, (*engine)->store(), verifier, blocking_pool};
+  services.engine = engine->get();
+  services.upstream = (*engine)->upstream();
+  services.writeback = (*engine)->writeback();
+  services.fetcher = (*engine)->fetcher();
+  services.tier_caches = (*engine)->tier_caches();
+  services.prefetch = (*engine)->prefetch();
+  services.lifecycle = (*engine)->lifecycle();
+  services.scrubber = (*engine)->scrubber();
 
   gateway::Server server(services);
   auto started = server.Start();
   if (!started.ok()) {
     return Fail(started.error().message);
   }
-  if (writeback) {
-    writeback->Start();
-  }
-  if (fetcher) {
-    fetcher->Start();
-  }
-  lifecycle.Start();
-  tier_caches.Start();
-  scrubber.Start();
+  (*engine)->Start();
   server.Run();
-  (*store)->SetRepairer(nullptr);
-  scrubber.Stop();  // it waits on repairs, which the fetcher runs
-  fetcher.reset();
-  prefetch.reset();
-  if (upstream) {
-    upstream->ReleaseClients();
-  }
+  (*engine)->Stop();
   blocking_pool.join();
+  engine->reset();  // before the index closes
   spdlog::info("index closed, bye");
   return 0;
 }

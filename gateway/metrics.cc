@@ -14,7 +14,7 @@
 #include "gateway/send_budget.h"
 #include "gateway/services.h"
 #include "storage/integrity.h"
-#include "storage/upstream/writeback.h"
+#include "storage/tier_engine.h"
 
 #ifndef STRATA_VERSION
 #define STRATA_VERSION "unknown"
@@ -602,30 +602,27 @@ std::string GatewayMetrics::Scrape(const Services& services, MetricsScope scope)
     sample.usage = std::move(usage).value();
   }
   sample.index_cache = services.index.BlockCache();
-  if (services.tier_caches != nullptr) {
-    sample.tier_caches = services.tier_caches->stats();
-  }
-  if (services.lifecycle != nullptr) {
-    sample.lifecycle = services.lifecycle->stats();
-  }
-  if (services.scrubber != nullptr) {
-    sample.scrub = services.scrubber->stats();
-  }
-  if (services.fetcher != nullptr && services.prefetch != nullptr) {
-    sample.fetch = FetchSample{services.fetcher->stats(), services.prefetch->stats()};
-  }
-  if (services.writeback != nullptr) {
-    const auto totals = services.index.WritebackBacklog();
-    const auto stats = services.writeback->stats();
-    const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    services.clock.Now().time_since_epoch())
-                                    .count();
-    sample.writeback =
-        WritebackSample{totals.objects, totals.bytes,
-                        stats.oldest_enqueued_ms == 0 || totals.objects == 0
-                            ? 0.0
-                            : std::max<std::int64_t>(0, now_ms - stats.oldest_enqueued_ms) / 1000.0,
-                        stats.pushes, stats.failures};
+  if (services.engine != nullptr) {
+    storage::EngineStats engine = services.engine->Stats();
+    sample.tier_caches = std::move(engine.tier_caches);
+    sample.lifecycle = engine.lifecycle;
+    sample.scrub = engine.scrub;
+    if (engine.fetch && engine.prefetch) {
+      sample.fetch = FetchSample{*engine.fetch, *engine.prefetch};
+    }
+    if (engine.writeback) {
+      const auto totals = services.index.WritebackBacklog();
+      const storage::WritebackStats& stats = *engine.writeback;
+      const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      services.clock.Now().time_since_epoch())
+                                      .count();
+      sample.writeback = WritebackSample{
+          totals.objects, totals.bytes,
+          stats.oldest_enqueued_ms == 0 || totals.objects == 0
+              ? 0.0
+              : std::max<std::int64_t>(0, now_ms - stats.oldest_enqueued_ms) / 1000.0,
+          stats.pushes, stats.failures};
+    }
   }
   return Render(sample, scope);
 }

@@ -26,11 +26,7 @@
 #include "gateway/operation.h"
 #include "gateway/usage_report.h"
 #include "metadata/index.h"
-#include "storage/engine/lifecycle_worker.h"
-#include "storage/engine/prefetch_jobs.h"
-#include "storage/engine/scrubber.h"
-#include "storage/engine/tier_caches.h"
-#include "storage/upstream/fetcher.h"
+#include "storage/engine_stats.h"
 
 namespace strata::gateway {
 

@@ -18,6 +18,7 @@ class Fetcher;
 class PrefetchJobs;
 class LifecycleWorker;
 class Scrubber;
+class TierEngine;
 }  // namespace strata::storage
 
 namespace strata::gateway {
@@ -29,6 +30,9 @@ struct Services {
   storage::ObjectStore& store;
   const auth::Verifier& verifier;
   boost::asio::thread_pool& blocking_pool;  // fsync and synced index writes
+  // The engine that owns `store` and every part below (nullptr in tests that wire a bare
+  // store): /metrics reads its counters.
+  storage::TierEngine* engine = nullptr;
   // With an `s3` tier: the upstream and the worker pushing the write-back queue to it.
   storage::Upstream* upstream = nullptr;
   storage::WritebackWorker* writeback = nullptr;

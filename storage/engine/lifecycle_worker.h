@@ -27,18 +27,10 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "metadata/index.h"
+#include "storage/engine_stats.h"
 #include "storage/object_store.h"
 
 namespace strata::storage {
-
-struct LifecycleStats {
-  std::uint64_t passes = 0;
-  std::uint64_t transitions = 0;
-  std::uint64_t expirations = 0;  // versions and delete markers removed or expired
-  std::uint64_t aborted_uploads = 0;
-  std::uint64_t rows = 0;  // due rows handled
-  std::uint64_t errors = 0;
-};
 
 class LifecycleWorker {
  public:

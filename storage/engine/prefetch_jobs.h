@@ -45,6 +45,7 @@
 #include "common/error.h"
 #include "common/ids.h"
 #include "metadata/index.h"
+#include "storage/engine_stats.h"
 #include "storage/object_store.h"
 
 namespace strata::storage {
@@ -76,13 +77,6 @@ struct PrefetchJobInfo {
   std::string error;            // kFailed: why
   std::int64_t started_ms = 0;  // wall time
   std::int64_t ended_ms = 0;    // 0 while running
-};
-
-struct PrefetchStats {
-  std::uint64_t jobs_started = 0;  // bulk
-  std::uint64_t learned_started = 0;
-  std::uint64_t fetched = 0;  // copies made by either kind
-  std::uint64_t fetched_bytes = 0;
 };
 
 class PrefetchJobs {

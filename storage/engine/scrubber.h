@@ -21,28 +21,11 @@
 
 #include "common/config.h"
 #include "metadata/index.h"
+#include "storage/engine_stats.h"
 #include "storage/integrity.h"
 #include "storage/object_store.h"
 
 namespace strata::storage {
-
-struct ScrubStats {
-  bool running = false;                // a pass is under way
-  std::uint64_t passes_completed = 0;  // since start
-  // Totals since start, over every pass.
-  std::uint64_t objects = 0;  // versions looked at
-  std::uint64_t chunks = 0;   // 64 KiB chunks read and verified
-  std::uint64_t bytes = 0;
-  std::uint64_t errors = 0;         // versions found damaged (chunk, trailer or record)
-  std::uint64_t repaired = 0;       // of those, replaced by a verified copy
-  std::uint64_t unrepairable = 0;   // of those, the only copy (dirty)
-  std::uint64_t repair_failed = 0;  // of those, not repaired for another reason (logged)
-  // The current pass (or the last one when none runs).
-  std::uint64_t pass_objects_total = 0;
-  std::uint64_t pass_objects_done = 0;
-  std::int64_t last_started_ms = 0;   // Unix ms; 0: never
-  std::int64_t last_finished_ms = 0;  // Unix ms; 0: none finished
-};
 
 class Scrubber {
  public:

@@ -36,6 +36,7 @@
 #include "common/error.h"
 #include "metadata/index.h"
 #include "storage/engine/cache_policy.h"
+#include "storage/engine_stats.h"
 #include "storage/object_store.h"
 
 namespace strata::storage {
@@ -46,18 +47,6 @@ struct TierCacheOptions {
   // Called by each pass between its read of the usage counters and its update of the
   // rooms (tests: a fill that lands in that window).
   std::function<void()> after_usage_read;
-};
-
-struct TierCacheStats {
-  std::string tier;
-  std::uint64_t capacity = 0;
-  std::int64_t used = 0;        // bytes, as of the last pass
-  std::uint64_t resident = 0;   // copies the policy tracks
-  std::uint64_t evictions = 0;  // copies evicted
-  std::uint64_t evicted_bytes = 0;
-  std::uint64_t admitted = 0;  // read-through fills cached
-  std::uint64_t refused = 0;   // read-through fills streamed without caching
-  std::uint64_t blocked = 0;   // passes that ended above the low mark: no clean copy left
 };
 
 class TierCaches {

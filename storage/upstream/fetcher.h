@@ -25,6 +25,7 @@
 
 #include "common/error.h"
 #include "metadata/index.h"
+#include "storage/engine_stats.h"
 #include "storage/object_store.h"
 #include "storage/upstream/upstream.h"
 
@@ -38,15 +39,6 @@ struct FetchOptions {
   std::chrono::milliseconds retry_base{500};
   std::chrono::milliseconds retry_max{10'000};
   std::chrono::milliseconds retry_for{600'000};
-};
-
-struct FetchStats {
-  std::uint64_t fetched = 0;  // versions given a local copy
-  std::uint64_t fetched_bytes = 0;
-  std::uint64_t skipped = 0;  // had a local copy already, or changed meanwhile
-  std::uint64_t failed = 0;
-  std::uint64_t in_flight = 0;
-  std::uint64_t waiting = 0;
 };
 
 enum class FetchKind {

@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "metadata/index.h"
+#include "storage/engine_stats.h"
 #include "storage/object_store.h"
 #include "storage/upstream/upstream.h"
 
@@ -39,14 +40,6 @@ struct WritebackOptions {
   // Storage classes that name the upstream tier (GLACIER, COLD, ...): a version of such a
   // class drops its local copy once it is pushed.
   std::set<std::string> cold_classes = {};
-};
-
-struct WritebackStats {
-  std::uint64_t pushes = 0;    // successful pushes (PUTs and DELETEs)
-  std::uint64_t failures = 0;  // failed push attempts
-  // enqueued_ms of the oldest item at the last look (every tick, or every 10 s past
-  // 10,000 items); 0 when the queue was empty.
-  std::int64_t oldest_enqueued_ms = 0;
 };
 
 class WritebackWorker {
