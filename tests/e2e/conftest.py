@@ -11,14 +11,19 @@ part of what every test checks.
 
 Markers:
   boto3            added automatically to tests that use a boto3 fixture; the Debian
-                   interpreter's run (e2e_debian) selects these.
+                   interpreter's run (e2e_debian) selects these (minus big and upstream).
   needs_new_boto3  needs boto3 >= 1.36 (flexible checksums, aws-chunked trailers);
-                   skipped with older boto3.
+                   skipped with older boto3 (a property of the interpreter, not a
+                   missing tool: e2e_debian runs Debian's boto3 1.26 on purpose).
   big              moves gigabytes; only in the e2e_new run.
   upstream         needs moto_server as the upstream S3 store (upstream.py; added to every
-                   test that uses the `upstream` fixture). Such tests never get the boto3
-                   marker, so only the e2e_new run selects them; they skip when
-                   moto_server is not on PATH and fail when it is there but does not start.
+                   test that uses the `upstream` fixture). They check server-side behaviour
+                   (write-back, read-through), where one client generation is enough, so
+                   e2e_debian deselects them (`-m "... and not upstream"`).
+
+Missing tools (require.py): a test whose client (rclone, s3fs, s3cmd, the aws CLI),
+moto_server or kernel feature (io_uring) is missing skips locally and FAILS with CI=true
+(.ci/run sets it); scripts/deps.sh --test installs the tools.
 """
 import contextlib
 import hashlib
@@ -39,6 +44,7 @@ import uuid
 import pytest
 import requests
 
+import require
 import s3sign
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -88,7 +94,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "boto3: uses boto3 (selected by the e2e_debian run)")
     config.addinivalue_line("markers", "needs_new_boto3: needs boto3 >= 1.36")
     config.addinivalue_line("markers", "big: moves gigabytes (e2e_new only)")
-    config.addinivalue_line("markers", "upstream: needs moto_server (e2e_new only)")
+    config.addinivalue_line("markers", "upstream: needs moto_server (e2e_new only; "
+                                       "e2e_debian deselects it)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -99,9 +106,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "upstream" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.upstream)
-        # The upstream tests check server-side behaviour (write-back, read-through); one
-        # client generation is enough, and Debian's interpreter has no moto.
-        if _uses_boto3(item) and not item.get_closest_marker("upstream"):
+        if _uses_boto3(item):
             item.add_marker(pytest.mark.boto3)
         if item.get_closest_marker("needs_new_boto3") and not NEW_BOTO3:
             item.add_marker(skip_old)
@@ -552,12 +557,16 @@ def presign_factory():
 # The aws CLI
 
 
+DEBIAN_AWS = "/usr/bin/aws"  # Debian's awscli (v2), which scripts/deps.sh --test installs
+
+
 def aws_clis():
-    """Every distinct aws CLI on this machine: the one on PATH (pyenv's v1 here) and
-    Debian's /usr/bin/aws (v2)."""
+    """Every distinct aws CLI to test: the one on PATH (pyenv's v1 here), if any, and
+    Debian's /usr/bin/aws (v2) always, so that a missing awscli package is a test that
+    skips (fails with CI=true, run_aws), not a parameter that silently disappears."""
     found, seen = [], set()
-    for cand in (shutil.which("aws"), "/usr/bin/aws"):
-        if cand and os.access(cand, os.X_OK):
+    for cand in (shutil.which("aws"), DEBIAN_AWS):
+        if cand:
             real = os.path.realpath(cand)
             if real not in seen:
                 seen.add(real)
@@ -587,6 +596,7 @@ def run_aws(cli, srv, args, tmp_path, timeout=900, access_key=None, secret_key=N
         "AWS_EC2_METADATA_DISABLED": "true",
         "AWS_PAGER": "",
     })
+    cli = require.require_tool("aws", path=cli, package="awscli")
     cmd = [cli, "--endpoint-url", srv.endpoint]
     if srv.tls:
         cmd += ["--ca-bundle", srv.ca_file]
