@@ -10,8 +10,8 @@ server sends SIGTERM and requires exit code 0 within a few seconds: graceful shu
 part of what every test checks.
 
 Markers:
-  boto3            added automatically to tests that use a boto3 fixture; the Debian
-                   interpreter's run (e2e_debian) selects these (minus big and upstream).
+  boto3            added automatically to tests that use a boto3 fixture (but for the
+                   upstream ones); the Debian interpreter's run (e2e_debian) selects these.
   needs_new_boto3  needs boto3 >= 1.36 (flexible checksums, aws-chunked trailers);
                    skipped with older boto3 (a property of the interpreter, not a
                    missing tool: e2e_debian runs Debian's boto3 1.26 on purpose).
@@ -19,7 +19,8 @@ Markers:
   upstream         needs moto_server as the upstream S3 store (upstream.py; added to every
                    test that uses the `upstream` fixture). They check server-side behaviour
                    (write-back, read-through), where one client generation is enough, so
-                   e2e_debian deselects them (`-m "... and not upstream"`).
+                   they get no automatic boto3 marker: e2e_debian runs only those marked
+                   boto3 explicitly, with the moto_server CMake found (STRATA_MOTO_SERVER).
 
 Missing tools (require.py): a test whose client (rclone, s3fs, s3cmd, the aws CLI),
 moto_server or kernel feature (io_uring) is missing skips locally and FAILS with CI=true
@@ -94,8 +95,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "boto3: uses boto3 (selected by the e2e_debian run)")
     config.addinivalue_line("markers", "needs_new_boto3: needs boto3 >= 1.36")
     config.addinivalue_line("markers", "big: moves gigabytes (e2e_new only)")
-    config.addinivalue_line("markers", "upstream: needs moto_server (e2e_new only; "
-                                       "e2e_debian deselects it)")
+    config.addinivalue_line("markers", "upstream: needs moto_server (e2e_new, and "
+                                       "e2e_debian where marked boto3 too)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -106,7 +107,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "upstream" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.upstream)
-        if _uses_boto3(item):
+        # The upstream tests check server-side behaviour (write-back, read-through); one
+        # client generation is enough, so they get no automatic boto3 marker and e2e_debian
+        # does not select them. One marked boto3 explicitly (test_repair.py) runs there
+        # too, with the moto_server CMake found (STRATA_MOTO_SERVER).
+        if _uses_boto3(item) and not item.get_closest_marker("upstream"):
             item.add_marker(pytest.mark.boto3)
         if item.get_closest_marker("needs_new_boto3") and not NEW_BOTO3:
             item.add_marker(skip_old)

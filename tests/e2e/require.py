@@ -46,9 +46,12 @@ def require_tool(name, path=None, package=None):
 def moto_server():
     """moto_server, the upstream S3 store of the write-back and read-through tests. It is a
     console script of the Python that has moto (pyenv's here: the machine has no PyPI, and
-    Debian has no moto package), so it is looked for next to the running interpreter first,
-    then on PATH. Under Debian's /usr/bin/python3 these tests are deselected by marker
-    (tests/e2e/CMakeLists.txt: `not upstream`), not skipped."""
+    Debian has no moto package), so it is taken from STRATA_MOTO_SERVER (what CMake found
+    next to e2e_new's interpreter; e2e_debian's /usr/bin/python3 has no moto of its own),
+    else from next to the running interpreter, else from PATH."""
+    named = os.environ.get("STRATA_MOTO_SERVER")
+    if named:
+        return require_tool("moto_server", path=named)
     own = pathlib.Path(sys.executable).parent / "moto_server"
     if own.is_file() and os.access(own, os.X_OK):
         return str(own)
@@ -56,7 +59,7 @@ def moto_server():
     if found:
         return found
     missing("moto_server is neither next to this interpreter "
-            f"({sys.executable}) nor on PATH",
+            f"({sys.executable}) nor on PATH, and STRATA_MOTO_SERVER is not set",
             "it comes with the Python that has moto (pip install 'moto[server]'); CI's "
             "e2e_new interpreter is pyenv's, which has it")
     return None  # not reached

@@ -11,9 +11,9 @@ free loopback port, seen by strata through a TCP proxy the test can cut and rest
                  default local tiers plus a tier "cold" of kind "s3".
 
 The fixtures `upstream` and `cold_strata` are defined here and imported by conftest.py.
-`upstream` finds moto_server next to the interpreter or on PATH (require.moto_server): when
-there is none the test skips, or fails with CI=true; it fails when moto_server is there but
-does not start. The Debian interpreter's run (e2e_debian) deselects these tests by marker.
+`upstream` finds moto_server (require.moto_server: STRATA_MOTO_SERVER, next to the
+interpreter, or on PATH): when there is none the test skips, or fails with CI=true; it
+fails when moto_server is there but does not start.
 
 This module imports nothing from conftest.py (conftest imports it).
 """
