@@ -31,15 +31,17 @@ def missing(what, how=f"{DEPS} installs it"):
     pytest.skip(f"{what} ({how}; with CI=true this fails)")
 
 
-def require_tool(name, path=None, package=None):
+def require_tool(name, path=None, package=None, how=None):
     """The executable `path` (or `name` looked up on PATH): skips the test when it is not
-    there, fails it in CI. `package` names the Debian package for the message."""
+    there, fails it in CI. `package` names the Debian package for the message, `how`
+    replaces the message's whole hint."""
     found = path if path else shutil.which(name)
     if found and os.path.isfile(found) and os.access(found, os.X_OK):
         return found
     where = path or f"{name} on PATH"
-    pkg = f" (Debian's {package})" if package else ""
-    missing(f"{where} is not an executable", f"{DEPS} installs it{pkg}")
+    if how is None:
+        how = f"{DEPS} installs it" + (f": Debian's {package}" if package else "")
+    missing(f"{where} is not an executable", how)
     return None  # not reached
 
 
@@ -49,9 +51,11 @@ def moto_server():
     Debian has no moto package), so it is taken from STRATA_MOTO_SERVER (what CMake found
     next to e2e_new's interpreter; e2e_debian's /usr/bin/python3 has no moto of its own),
     else from next to the running interpreter, else from PATH."""
+    how = ("it comes with the Python that has moto (pip install 'moto[server]'); CI's "
+           "e2e_new interpreter is pyenv's, which has it")
     named = os.environ.get("STRATA_MOTO_SERVER")
     if named:
-        return require_tool("moto_server", path=named)
+        return require_tool("moto_server", path=named, how=f"STRATA_MOTO_SERVER; {how}")
     own = pathlib.Path(sys.executable).parent / "moto_server"
     if own.is_file() and os.access(own, os.X_OK):
         return str(own)
@@ -59,7 +63,5 @@ def moto_server():
     if found:
         return found
     missing("moto_server is neither next to this interpreter "
-            f"({sys.executable}) nor on PATH, and STRATA_MOTO_SERVER is not set",
-            "it comes with the Python that has moto (pip install 'moto[server]'); CI's "
-            "e2e_new interpreter is pyenv's, which has it")
+            f"({sys.executable}) nor on PATH, and STRATA_MOTO_SERVER is not set", how)
     return None  # not reached
