@@ -15,8 +15,12 @@ BUILD_PKGS=(
   libspdlog-dev libfmt-dev libpugixml-dev libgtest-dev libgmock-dev
   libibverbs-dev librdmacm-dev
 )
-# s3fs mounts through FUSE 2 (its `fuse` dependency brings fusermount); rclone, s3fs and
-# s3cmd are real clients the e2e tests drive.
+# s3fs mounts through FUSE 2 (its `fuse` dependency brings fusermount); rclone, s3fs,
+# s3cmd and awscli are real clients the e2e tests drive. With CI=true (.ci/run) a test whose
+# tool is missing fails instead of skipping (tests/e2e/require.py), so every tool a test
+# runs is listed here. moto_server (the upstream S3 store of the write-back and read-through
+# tests) has no Debian package: it comes with the python3 on PATH (pip's moto[server];
+# the machines' pyenv Python has it); --test checks that it is there.
 TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli openssl clang-format-16
            s3fs fuse rclone s3cmd)
 
@@ -28,9 +32,10 @@ BENCH_PKGS=(nginx wrk fio linux-perf)
 FUZZ_PKGS=(clang-16 libclang-rt-16-dev llvm-16)
 
 want=("${BUILD_PKGS[@]}")
+test_deps=0
 for arg in "$@"; do
   case "$arg" in
-    --test) want+=("${TEST_PKGS[@]}") ;;
+    --test) want+=("${TEST_PKGS[@]}"); test_deps=1 ;;
     --bench) want+=("${BENCH_PKGS[@]}") ;;
     --fuzz) want+=("${FUZZ_PKGS[@]}") ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
@@ -46,7 +51,22 @@ for pkg in "${want[@]}"; do
   fi
 done
 
+# What no package installs: moto_server, next to the python3 on PATH (what e2e_new runs)
+# or on PATH itself (tests/e2e/require.py looks in the same places).
+check_moto() {
+  [[ $test_deps -eq 1 ]] || return 0
+  local py
+  py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+  if [[ -n "$py" && -x "$(dirname "$py")/moto_server" ]] || command -v moto_server >/dev/null; then
+    return 0
+  fi
+  echo "deps.sh: moto_server not found (next to ${py:-python3} or on PATH): the e2e tests" \
+       "with an upstream need it (pip install 'moto[server]' into that python3); with" \
+       "CI=true they fail" >&2
+}
+
 if [[ ${#missing[@]} -eq 0 ]]; then
+  check_moto
   exit 0
 fi
 
@@ -65,3 +85,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+check_moto

@@ -10,15 +10,21 @@ server sends SIGTERM and requires exit code 0 within a few seconds: graceful shu
 part of what every test checks.
 
 Markers:
-  boto3            added automatically to tests that use a boto3 fixture; the Debian
-                   interpreter's run (e2e_debian) selects these.
+  boto3            added automatically to tests that use a boto3 fixture (but for the
+                   upstream ones); the Debian interpreter's run (e2e_debian) selects these.
   needs_new_boto3  needs boto3 >= 1.36 (flexible checksums, aws-chunked trailers);
-                   skipped with older boto3.
+                   skipped with older boto3 (a property of the interpreter, not a
+                   missing tool: e2e_debian runs Debian's boto3 1.26 on purpose).
   big              moves gigabytes; only in the e2e_new run.
   upstream         needs moto_server as the upstream S3 store (upstream.py; added to every
-                   test that uses the `upstream` fixture). Such tests never get the boto3
-                   marker, so only the e2e_new run selects them; they skip when
-                   moto_server is not on PATH and fail when it is there but does not start.
+                   test that uses the `upstream` fixture). They check server-side behaviour
+                   (write-back, read-through), where one client generation is enough, so
+                   they get no automatic boto3 marker: e2e_debian runs only those marked
+                   boto3 explicitly, with the moto_server CMake found (STRATA_MOTO_SERVER).
+
+Missing tools (require.py): a test whose client (rclone, s3fs, s3cmd, the aws CLI),
+moto_server or kernel feature (io_uring) is missing skips locally and FAILS with CI=true
+(.ci/run sets it); scripts/deps.sh --test installs the tools.
 """
 import contextlib
 import hashlib
@@ -39,6 +45,7 @@ import uuid
 import pytest
 import requests
 
+import require
 import s3sign
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -88,7 +95,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "boto3: uses boto3 (selected by the e2e_debian run)")
     config.addinivalue_line("markers", "needs_new_boto3: needs boto3 >= 1.36")
     config.addinivalue_line("markers", "big: moves gigabytes (e2e_new only)")
-    config.addinivalue_line("markers", "upstream: needs moto_server (e2e_new only)")
+    config.addinivalue_line("markers", "upstream: needs moto_server (e2e_new, and "
+                                       "e2e_debian where marked boto3 too)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -100,7 +108,9 @@ def pytest_collection_modifyitems(config, items):
         if "upstream" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.upstream)
         # The upstream tests check server-side behaviour (write-back, read-through); one
-        # client generation is enough, and Debian's interpreter has no moto.
+        # client generation is enough, so they get no automatic boto3 marker and e2e_debian
+        # does not select them. One marked boto3 explicitly (test_repair.py) runs there
+        # too, with the moto_server CMake found (STRATA_MOTO_SERVER).
         if _uses_boto3(item) and not item.get_closest_marker("upstream"):
             item.add_marker(pytest.mark.boto3)
         if item.get_closest_marker("needs_new_boto3") and not NEW_BOTO3:
@@ -552,12 +562,16 @@ def presign_factory():
 # The aws CLI
 
 
+DEBIAN_AWS = "/usr/bin/aws"  # Debian's awscli (v2), which scripts/deps.sh --test installs
+
+
 def aws_clis():
-    """Every distinct aws CLI on this machine: the one on PATH (pyenv's v1 here) and
-    Debian's /usr/bin/aws (v2)."""
+    """Every distinct aws CLI to test: the one on PATH (pyenv's v1 here), if any, and
+    Debian's /usr/bin/aws (v2) always, so that a missing awscli package is a test that
+    skips (fails with CI=true, run_aws), not a parameter that silently disappears."""
     found, seen = [], set()
-    for cand in (shutil.which("aws"), "/usr/bin/aws"):
-        if cand and os.access(cand, os.X_OK):
+    for cand in (shutil.which("aws"), DEBIAN_AWS):
+        if cand:
             real = os.path.realpath(cand)
             if real not in seen:
                 seen.add(real)
@@ -587,6 +601,7 @@ def run_aws(cli, srv, args, tmp_path, timeout=900, access_key=None, secret_key=N
         "AWS_EC2_METADATA_DISABLED": "true",
         "AWS_PAGER": "",
     })
+    cli = require.require_tool("aws", path=cli, package="awscli")
     cmd = [cli, "--endpoint-url", srv.endpoint]
     if srv.tls:
         cmd += ["--ca-bundle", srv.ca_file]

@@ -11,8 +11,9 @@ free loopback port, seen by strata through a TCP proxy the test can cut and rest
                  default local tiers plus a tier "cold" of kind "s3".
 
 The fixtures `upstream` and `cold_strata` are defined here and imported by conftest.py.
-`upstream` skips the test when moto_server is not on PATH (the Debian interpreter's run
-has none), and fails it when moto_server is there but does not start.
+`upstream` finds moto_server (require.moto_server: STRATA_MOTO_SERVER, next to the
+interpreter, or on PATH): when there is none the test skips, or fails with CI=true; it
+fails when moto_server is there but does not start.
 
 This module imports nothing from conftest.py (conftest imports it).
 """
@@ -22,7 +23,6 @@ import http.client
 import os
 import pathlib
 import re
-import shutil
 import signal
 import socket
 import struct
@@ -32,6 +32,8 @@ import time
 import tomllib
 
 import pytest
+
+import require
 
 try:
     import boto3
@@ -74,9 +76,11 @@ def upstream_client(endpoint, retries, connect_timeout, read_timeout):
 
 
 class MotoUpstream:
-    """One moto_server process on a free loopback port. Its log goes to `logdir`."""
+    """One moto_server process (the executable `exe`) on a free loopback port. Its log goes
+    to `logdir`."""
 
-    def __init__(self, logdir):
+    def __init__(self, logdir, exe):
+        self.exe = exe
         self.logdir = pathlib.Path(logdir)
         self.logdir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.logdir / "moto.log"
@@ -92,9 +96,7 @@ class MotoUpstream:
 
     def start(self, timeout=MOTO_START_TIMEOUT):
         """Starts moto_server and returns once it answers HTTP; RuntimeError otherwise."""
-        exe = shutil.which("moto_server")
-        if exe is None:
-            raise RuntimeError("moto_server is not on PATH")
+        exe = self.exe
         env = dict(os.environ, AWS_ACCESS_KEY_ID=UPSTREAM_AK,
                    AWS_SECRET_ACCESS_KEY=UPSTREAM_SK, AWS_DEFAULT_REGION=UPSTREAM_REGION)
         with open(self.log_path, "ab") as log:
@@ -356,8 +358,8 @@ class FlakyProxy:
 class Upstream:
     """moto_server, the proxy in front of it, and a boto3 client straight to moto."""
 
-    def __init__(self, workdir):
-        self.moto = MotoUpstream(workdir)
+    def __init__(self, workdir, moto_server):
+        self.moto = MotoUpstream(workdir, moto_server)
         self.moto.start()
         try:
             self.proxy = FlakyProxy(self.moto.port)
@@ -437,10 +439,9 @@ def wait_until(predicate, timeout=30.0, what="the condition", interval=0.1, srv=
 @pytest.fixture
 def upstream(tmp_path):
     """A fresh moto_server and proxy for one test; stopped afterwards."""
-    if shutil.which("moto_server") is None:
-        pytest.skip("moto_server is not on PATH (the upstream S3 store these tests need)")
+    exe = require.moto_server()  # skips, or fails with CI=true, when there is none
     try:
-        up = Upstream(tmp_path / "upstream")
+        up = Upstream(tmp_path / "upstream", exe)
     except Exception as e:  # noqa: BLE001 - a moto that does not start fails the test
         pytest.fail(f"could not start the upstream: {e}")
     yield up

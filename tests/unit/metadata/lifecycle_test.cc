@@ -512,16 +512,36 @@ TEST(LifecycleKeysTest, ParseRejectsGarbage) {
     auto parsed = ParseLifecycleRowKey(std::string_view(upload).substr(0, n));
     EXPECT_TRUE(!parsed || parsed->upload_id != "upload") << n;
   }
-  // Random bytes, half of them behind the right prefix, never crash the parser.
+  // Random bytes: a third bare, a third behind the right prefix, a third behind the prefix,
+  // a due time and a kind, with separators among them. Whatever parses is the row those
+  // bytes encode (a round trip), so a parser that reads past or around a byte fails here.
   std::mt19937_64 rng(99);
-  for (int i = 0; i < 5000; ++i) {
-    std::string buf = i % 2 == 0 ? std::string(kLifecycleRowPrefix) : std::string();
+  int parsed_rows = 0;
+  for (int i = 0; i < 6000; ++i) {
+    std::string buf;
+    if (i % 3 != 0) {
+      buf = std::string(kLifecycleRowPrefix);
+    }
+    if (i % 3 == 2) {
+      buf.push_back(static_cast<char>(rng() % 0x80));  // the due time's high byte, <= INT64_MAX
+      for (int j = 0; j < 7; ++j) {
+        buf.push_back(static_cast<char>(rng()));
+      }
+      buf.push_back(rng() % 2 == 0 ? 'k' : 'u');
+    }
     const std::size_t random_bytes = rng() % 24;
     for (std::size_t j = 0; j < random_bytes; ++j) {
-      buf.push_back(static_cast<char>(rng()));
+      buf.push_back(rng() % 4 == 0 ? '\0' : static_cast<char>(rng()));
     }
-    (void)ParseLifecycleRowKey(buf);
+    auto row = ParseLifecycleRowKey(buf);
+    if (row) {
+      ++parsed_rows;
+      EXPECT_FALSE(row->bucket.empty()) << "input " << i;
+      EXPECT_GE(row->due_ms, 0) << "input " << i;
+      EXPECT_EQ(LifecycleRowKey(*row), buf) << "input " << i;
+    }
   }
+  EXPECT_GT(parsed_rows, 500);  // the round trip ran, not only the refusals
 }
 
 // ---------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 
 #include "storage/data_path.h"
 #include "storage/local/local_tier.h"
+#include "tests/unit/ci_skip.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
 #include "tests/unit/storage/test_io_context.h"
@@ -24,13 +25,14 @@ using testing::RandomBytes;
 using testing::RunAwaitable;
 using testing::TempDir;
 
-// Runs every test once per data path; io_uring ones skip where the kernel refuses it.
+// Runs every test once per data path; io_uring ones skip where the kernel refuses it (and
+// fail there with CI=true).
 class AsyncFileTest : public ::testing::TestWithParam<DataPath> {
  protected:
   void SetUp() override {
     const DataPath got = SelectDataPath(GetParam() == DataPath::kIoUring);
     if (got != GetParam()) {
-      GTEST_SKIP() << "io_uring is unavailable here";
+      STRATA_SKIP_OR_FAIL_IN_CI("io_uring is unavailable here");
     }
     path_ = (dir_.path() / "f").string();
     fd_ = UniqueFd(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));

@@ -18,6 +18,7 @@
 #include "storage/data_path.h"
 #include "storage/integrity.h"
 #include "storage/local/local_object_store.h"
+#include "tests/unit/ci_skip.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
 #include "tests/unit/storage/test_io_context.h"
@@ -57,7 +58,7 @@ class ChunkVerifyTest : public ::testing::TestWithParam<Mode> {
   void SetUp() override {
     const bool io_uring = GetParam() == Mode::kAsyncIoUring;
     if (SelectDataPath(io_uring) != (io_uring ? DataPath::kIoUring : DataPath::kPread)) {
-      GTEST_SKIP() << "io_uring is unavailable here";
+      STRATA_SKIP_OR_FAIL_IN_CI("io_uring is unavailable here");
     }
     auto index = metadata::Index::Open((dir_.path() / "index").string(), {.sync = false});
     ASSERT_TRUE(index.ok()) << index.error().message;

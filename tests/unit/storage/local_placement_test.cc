@@ -18,6 +18,7 @@
 #include "storage/local/local_object_store.h"
 #include "storage/local/local_tier.h"
 #include "storage/object_store.h"
+#include "tests/unit/ci_skip.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
 #include "tests/unit/storage/test_tier.h"
@@ -809,11 +810,11 @@ class LocalPlacementCrossDeviceTest : public LocalPlacementTest {
     struct stat shm {};
     struct stat disk {};
     if (::stat("/dev/shm", &shm) != 0 || !S_ISDIR(shm.st_mode)) {
-      GTEST_SKIP() << "no /dev/shm";
+      STRATA_SKIP_OR_FAIL_IN_CI("no /dev/shm");
     }
     ASSERT_EQ(::stat(dir_.path().c_str(), &disk), 0);
     if (shm.st_dev == disk.st_dev) {
-      GTEST_SKIP() << "/dev/shm is on the temporary directory's file system";
+      STRATA_SKIP_OR_FAIL_IN_CI("/dev/shm is on the temporary directory's file system");
     }
     std::random_device rd;
     const fs::path dir =
@@ -822,7 +823,7 @@ class LocalPlacementCrossDeviceTest : public LocalPlacementTest {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) {
-      GTEST_SKIP() << "cannot create " << dir << ": " << ec.message();
+      STRATA_SKIP_OR_FAIL_IN_CI("cannot create " << dir << ": " << ec.message());
     }
     shm_dir_ = dir;
     warm_root_ = shm_dir_ / "warm";
