@@ -497,7 +497,9 @@ TYPED_TEST(FaultyTierTest, FailNextSurfacesTheErrorThenWorks) {
   tier.FailNext(TierOp::kAppend, Error(ErrorCode::kNoSpace, "full"));
   auto write = this->Run(tier.BeginWrite(this->env_.Options()));
   ASSERT_TRUE(write.ok());
-  EXPECT_EQ(this->Run((*write)->Append("x")).error().code, ErrorCode::kNoSpace);
+  auto appended = this->Run((*write)->Append("x"));
+  ASSERT_FALSE(appended.ok());
+  EXPECT_EQ(appended.error().code, ErrorCode::kNoSpace);
   EXPECT_FALSE(this->Run((*write)->Append("y")).ok());
   EXPECT_FALSE(this->Run((*write)->Commit()).ok());
   EXPECT_EQ(this->UsageOf(tier).objects, before.objects + 1);

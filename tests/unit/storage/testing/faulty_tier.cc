@@ -1,5 +1,6 @@
 #include "tests/unit/storage/testing/faulty_tier.h"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>

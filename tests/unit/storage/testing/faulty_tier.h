@@ -14,6 +14,8 @@
 #pragma once
 
 #include <array>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -25,10 +27,6 @@
 
 #include "common/error.h"
 #include "storage/tier.h"
-
-namespace boost::asio {
-class steady_timer;
-}
 
 namespace strata::storage::testing {
 
