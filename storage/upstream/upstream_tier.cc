@@ -212,7 +212,9 @@ TierTask<std::unique_ptr<TierReader>> UpstreamTier::Open(std::string location, T
   }
   auto& [bucket, key] = *split;
   auto& client = upstream_.Client(co_await asio::this_coro::executor);
-  auto info = co_await client.HeadObject(bucket, key, upstream::GetRequest{});
+  // A named argument: GCC 12 frees a class-type temporary of a co_await expression wrongly.
+  const upstream::GetRequest head;
+  auto info = co_await client.HeadObject(bucket, key, head);
   if (!info.ok()) {
     co_return NotFound(std::move(info).error());
   }
