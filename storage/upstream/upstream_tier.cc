@@ -36,6 +36,11 @@ bool IsMd5Hex(std::string_view etag) {
          std::all_of(etag.begin(), etag.end(), [](char c) { return std::isxdigit(c) != 0; });
 }
 
+bool IsChecksumHeader(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  return name.starts_with("x-amz-checksum-");
+}
+
 class UpstreamReader final : public TierReader {
  public:
   UpstreamReader(Upstream& upstream, std::string bucket, std::string key, std::string etag,
@@ -125,11 +130,8 @@ class UpstreamWrite final : public TierWrite {
                                                       std::to_string(*options_.size) + " declared");
     }
     std::vector<upstream::Header> headers = options_.headers;
-    if (std::none_of(headers.begin(), headers.end(), [](const upstream::Header& h) {
-          std::string name = h.first;
-          std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-          return name.starts_with("x-amz-checksum-");
-        })) {
+    if (std::none_of(headers.begin(), headers.end(),
+                     [](const upstream::Header& h) { return IsChecksumHeader(h.first); })) {
       headers.emplace_back("x-amz-checksum-crc64nvme", Crc64Base64(crc_));
     }
     const int fd = spool_.get();
@@ -241,6 +243,65 @@ TierTask<std::unique_ptr<TierWrite>> UpstreamTier::BeginWrite(TierWriteOptions o
   co_return std::unique_ptr<TierWrite>(
       std::make_unique<UpstreamWrite>(upstream_, std::move(bucket), std::move(key),
                                       std::move(options), std::move(spool).value(), spool_path));
+}
+
+TierTask<TierObject> UpstreamTier::PutFrom(std::string location, std::shared_ptr<TierReader> source,
+                                           std::vector<std::pair<std::string, std::string>> headers,
+                                           std::optional<std::uint64_t> crc64nvme) {
+  auto split = SplitLocation(location);
+  if (!split.ok()) {
+    co_return std::move(split).error();
+  }
+  if (crc64nvme) {
+    std::erase_if(headers, [](const upstream::Header& h) { return IsChecksumHeader(h.first); });
+    headers.emplace_back("x-amz-checksum-crc64nvme", Crc64Base64(*crc64nvme));
+  }
+  // Each byte is hashed the first time it is read: a retry reads a prefix again.
+  struct Digest {
+    std::uint64_t hashed = 0;
+    std::uint64_t crc = 0;
+    Md5 md5;
+  };
+  auto digest = std::make_shared<Digest>();
+  const std::uint64_t size = source->size();
+  upstream::BodySource body = [source, digest](std::uint64_t offset,
+                                               std::span<char> buf) -> TierTask<std::size_t> {
+    auto n = co_await source->ReadAsync(offset, buf);
+    if (!n.ok()) {
+      co_return std::move(n).error();
+    }
+    const std::uint64_t end = offset + *n;
+    if (offset <= digest->hashed && end > digest->hashed) {
+      const std::string_view fresh(buf.data() + (digest->hashed - offset),
+                                   static_cast<std::size_t>(end - digest->hashed));
+      digest->crc = Crc64Nvme(digest->crc, fresh);
+      digest->md5.Update(fresh);
+      digest->hashed = end;
+    }
+    co_return n;
+  };
+  auto& client = upstream_.Client(co_await asio::this_coro::executor);
+  auto put = co_await client.PutObject(split->first, split->second, size, std::move(body),
+                                       std::move(headers));
+  if (!put.ok()) {
+    co_return std::move(put).error();
+  }
+  if (digest->hashed != size) {
+    co_return Error(ErrorCode::kInternal, "upstream: the PUT of " + location + " read " +
+                                              std::to_string(digest->hashed) + " of " +
+                                              std::to_string(size) + " bytes");
+  }
+  if (crc64nvme && *crc64nvme != digest->crc) {
+    co_return Error(ErrorCode::kCorruption,
+                    "the bytes sent to " + location + " do not match their CRC64NVME");
+  }
+  const std::string etag = upstream::EtagValue(put->etag);
+  const std::string md5 = digest->md5.FinalHex();
+  if (IsMd5Hex(etag) && etag != md5) {
+    co_return Error(ErrorCode::kCorruption,
+                    "the upstream stored " + location + " with ETag " + etag + ", expected " + md5);
+  }
+  co_return TierObject{std::move(location), size, digest->crc, etag, put->version_id};
 }
 
 TierTask<void> UpstreamTier::Remove(std::string location) {

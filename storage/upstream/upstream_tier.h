@@ -19,9 +19,12 @@
 // blocks (the gateway's 256 KiB).
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "storage/tier.h"
 #include "storage/upstream/upstream.h"
@@ -43,6 +46,18 @@ class UpstreamTier final : public Tier {
   TierTask<void> Remove(std::string location) override;
   // Every object of every bucket the credentials list: a full listing.
   TierTask<TierUsage> Usage() override;
+
+  // Copies the whole of `source` (a reader of another tier) to `location` without a
+  // spool: the write-back push's path. The client reads the source by offset, again from
+  // the start of the body (or of a part) when it retries, so the source's tier must keep
+  // the bytes for the call's duration. `crc64nvme`, when known (the index records it), is
+  // sent as x-amz-checksum-crc64nvme for the upstream to verify, and the bytes read must
+  // match it (kCorruption otherwise, as for an ETag that is not their MD5). A failure of
+  // the source fails the PUT: a single PUT is cut short, so the upstream stores nothing;
+  // a multipart upload is aborted.
+  TierTask<TierObject> PutFrom(std::string location, std::shared_ptr<TierReader> source,
+                               std::vector<std::pair<std::string, std::string>> headers,
+                               std::optional<std::uint64_t> crc64nvme);
 
   // "<bucket>/<key>" -> (bucket, key); kInvalidArgument when either part is empty.
   static Result<std::pair<std::string, std::string>> SplitLocation(std::string_view location);

@@ -643,5 +643,73 @@ TEST_F(UpstreamTierTest, LocationsAreBucketSlashKey) {
   EXPECT_TRUE(Run(tier().Remove("no-such-bucket-here/key")).ok());
 }
 
+// A reader of `bytes` that fails every read from `fail_from` on.
+class FailingReader final : public TierReader {
+ public:
+  FailingReader(std::string bytes, std::uint64_t fail_from)
+      : bytes_(std::move(bytes)), fail_from_(fail_from) {}
+  std::uint64_t size() const override { return bytes_.size(); }
+  TierTask<std::size_t> ReadAsync(std::uint64_t offset, std::span<char> buf) override {
+    if (offset >= fail_from_) {
+      co_return Error(ErrorCode::kCorruption, "damaged source");
+    }
+    const std::size_t n = std::min<std::size_t>(buf.size(), bytes_.size() - offset);
+    std::copy_n(bytes_.data() + offset, n, buf.data());
+    co_return n;
+  }
+
+ private:
+  std::string bytes_;
+  std::uint64_t fail_from_;
+};
+
+TEST_F(UpstreamTierTest, PutFromCopiesAnotherTiersReader) {
+  MemTier mem;
+  const std::string body = RandomBytes(600'000, 15);
+  auto stored = Put(mem, body, 100'000, TierWriteOptions{});
+  ASSERT_TRUE(stored.ok());
+  auto reader = Run(mem.Open(stored->location, TierRange{}));
+  ASSERT_TRUE(reader.ok());
+  const std::string location = env_.Options().location;
+  auto put =
+      Run(env_.tier->PutFrom(location, std::shared_ptr<TierReader>(std::move(reader).value()),
+                             {{"Content-Type", "application/x-test"}}, stored->crc64nvme));
+  ASSERT_TRUE(put.ok()) << put.error().message;
+  EXPECT_EQ(put->location, location);
+  EXPECT_EQ(put->size, body.size());
+  EXPECT_EQ(put->crc64nvme, Crc64Nvme(0, body));
+  EXPECT_EQ(put->etag, testing::Md5Hex(body));
+  auto got = Get(tier(), location);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_TRUE(*got == body);
+}
+
+TEST_F(UpstreamTierTest, PutFromAFailingSourceStoresNothing) {
+  const std::string body = RandomBytes(600'000, 16);
+  const std::string location = env_.Options().location;
+  // Past the client's first 256 KiB block: the PUT has started when the source fails.
+  auto put = Run(env_.tier->PutFrom(location, std::make_shared<FailingReader>(body, 300'000), {},
+                                    Crc64Nvme(0, body)));
+  ASSERT_FALSE(put.ok());
+  EXPECT_EQ(put.error().code, ErrorCode::kCorruption);
+  auto opened = Run(tier().Open(location, TierRange{}));
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(UpstreamTierTest, PutFromRefusesBytesThatDoNotMatchTheirCrc) {
+  MemTier mem;
+  const std::string body = RandomBytes(10'000, 17);
+  auto stored = Put(mem, body, 100'000, TierWriteOptions{});
+  ASSERT_TRUE(stored.ok());
+  auto reader = Run(mem.Open(stored->location, TierRange{}));
+  ASSERT_TRUE(reader.ok());
+  auto put = Run(env_.tier->PutFrom(env_.Options().location,
+                                    std::shared_ptr<TierReader>(std::move(reader).value()), {},
+                                    stored->crc64nvme ^ 1));
+  ASSERT_FALSE(put.ok());
+  EXPECT_EQ(put.error().code, ErrorCode::kCorruption) << put.error().message;
+}
+
 }  // namespace
 }  // namespace strata::storage
