@@ -1,8 +1,8 @@
 // The contract of storage/tier.h, run against every implementation: LocalTier (through
 // LocalTierAdapter, in a temporary directory), MemTier, and UpstreamTier against a real
 // S3 server (moto_server on loopback; the upstream cases fail when it cannot start).
-// Then FaultyTier over the local and memory tiers: each fault is seen by the caller and
-// leaves the inner tier as the contract says.
+// Then FaultyTier over each of them: each fault is seen by the caller and leaves the
+// inner tier as the contract says.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,7 +13,9 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -438,7 +440,7 @@ TYPED_TEST(StoredBytesTest, OpenReaderKeepsItsBytesThroughRemove) {
   EXPECT_TRUE(out == body);
 }
 
-// ---- FaultyTier over the local and memory tiers ----
+// ---- FaultyTier over every tier ----
 
 template <typename Env>
 class FaultyTierTest : public TierTest<Env> {
@@ -451,7 +453,7 @@ class FaultyTierTest : public TierTest<Env> {
   }
   std::unique_ptr<FaultyTier> faulty_;
 };
-TYPED_TEST_SUITE(FaultyTierTest, ByteTiers, EnvNames);
+TYPED_TEST_SUITE(FaultyTierTest, AllTiers, EnvNames);
 
 TYPED_TEST(FaultyTierTest, FailNextSurfacesTheErrorThenWorks) {
   FaultyTier& tier = this->faulty();
@@ -599,6 +601,60 @@ TYPED_TEST(FaultyTierTest, HeldCommitIsInvisibleUntilReleased) {
   auto got = this->Get(tier, (*committed)->location);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, "held bytes");
+}
+
+// ---- MemTier from several threads ----
+
+TEST(MemTierTest, WritersAndReadersOnSeveralThreadsAtOnce) {
+  MemTier mem;
+  constexpr int kThreads = 4;
+  constexpr int kObjects = 50;
+  std::vector<std::vector<TierObject>> written(kThreads);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      asio::io_context ioc;  // each thread its own, as each I/O thread has
+      for (int i = 0; i < kObjects; ++i) {
+        const std::string body = RandomBytes(1'000 + i, t * 1000 + i);
+        auto write = RunOn(ioc, mem.BeginWrite(TierWriteOptions{}));
+        if (!write.ok() || !RunOn(ioc, (*write)->Append(body)).ok()) {
+          ++failures;
+          continue;
+        }
+        auto committed = RunOn(ioc, (*write)->Commit());
+        if (!committed.ok()) {
+          ++failures;
+          continue;
+        }
+        auto reader = RunOn(ioc, mem.Open(committed->location, TierRange{}));
+        std::string back(body.size(), '\0');
+        auto n = reader.ok() ? RunOn(ioc, (*reader)->ReadAsync(0, std::span<char>(back)))
+                             : Result<std::size_t>(reader.error());
+        if (!n.ok() || *n != body.size() || back != body) {
+          ++failures;
+          continue;
+        }
+        written[t].push_back(*committed);
+      }
+    });
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(failures.load(), 0);
+  std::set<std::string> locations;
+  for (const auto& objects : written) {
+    for (const auto& object : objects) {
+      locations.insert(object.location);
+    }
+  }
+  EXPECT_EQ(locations.size(), std::size_t{kThreads * kObjects});  // no name given twice
+  asio::io_context ioc;
+  auto usage = RunOn(ioc, mem.Usage());
+  ASSERT_TRUE(usage.ok());
+  EXPECT_EQ(usage->objects, std::uint64_t{kThreads * kObjects});
+  EXPECT_EQ(mem.open_writes(), 0u);
 }
 
 // ---- UpstreamTier specifics ----
