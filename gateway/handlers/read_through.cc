@@ -391,11 +391,8 @@ asio::awaitable<Result<std::optional<metadata::BucketRecord>>> AdoptUpstreamBuck
     co_return Adopted(std::move(created).value());
   }
   // Adopted concurrently by another request: use that record.
-  auto existing = store.GetBucket(name);
-  if (!existing.ok()) {
-    co_return std::move(existing).error();
-  }
-  co_return Adopted(std::move(existing).value());
+  STRATA_CO_TRY(auto existing, store.GetBucket(name));
+  co_return Adopted(std::move(existing));
 }
 
 namespace {
@@ -569,18 +566,11 @@ HandlerResult ReadThrough(RequestContext& ctx) {
       co_return co_await GetObject(ctx);  // the cached copy now, or a read-through again
     }
   }
-  auto described = co_await DescribeUpstreamObject(ctx, bucket, key);
-  if (!described.ok()) {
-    co_return std::move(described).error();
-  }
-  metadata::ObjectRecord record = std::move(described).value();
-  auto location = UpstreamLocationOf(record, bucket.upstream_tier);
-  if (!location.ok()) {
-    co_return location.error();
-  }
+  STRATA_CO_TRY(metadata::ObjectRecord record, co_await DescribeUpstreamObject(ctx, bucket, key));
+  STRATA_CO_TRY(auto location, UpstreamLocationOf(record, bucket.upstream_tier));
   ObserveMiss(ctx, record);
-  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
-                                       Fill::kNewCopy, std::move(seat));
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kNewCopy,
+                                       std::move(seat));
 }
 
 bool RestoreRequired(const Config& config, const metadata::BucketRecord& bucket,
@@ -598,10 +588,7 @@ bool RestoreRequired(const Config& config, const metadata::BucketRecord& bucket,
 }
 
 HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
-  auto location = UpstreamLocationOf(record, ctx.bucket->upstream_tier);
-  if (!location.ok()) {
-    co_return location.error();
-  }
+  STRATA_CO_TRY(auto location, UpstreamLocationOf(record, ctx.bucket->upstream_tier));
   std::shared_ptr<FlightSeat> seat;
   if (WholeObjectGet(ctx)) {
     const bool waited = co_await WaitForLeader(seat, CopyId(record));
@@ -610,8 +597,8 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
     }
   }
   ObserveMiss(ctx, record);
-  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
-                                       Fill::kRestore, std::move(seat));
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kRestore,
+                                       std::move(seat));
 }
 
 asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
@@ -623,21 +610,14 @@ asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
     record = std::move(*known);
   } else {
     STRATA_CO_RETURN_IF_ERROR(UpstreamCopyVisible(ctx, bucket, key));
-    auto described = co_await DescribeUpstreamObject(ctx, bucket, key);
-    if (!described.ok()) {
-      co_return std::move(described).error();
-    }
-    record = std::move(described).value();
+    STRATA_CO_TRY(record, co_await DescribeUpstreamObject(ctx, bucket, key));
   }
   const auto location = UpstreamLocationOf(record, bucket.upstream_tier);
   if (!location.ok()) {
     co_return location.error();
   }
-  auto begun = ctx.services.store.BeginWrite(bucket.name, {});
-  if (!begun.ok()) {
-    co_return std::move(begun).error();
-  }
-  std::unique_ptr<storage::PendingWrite> fill = std::move(begun).value();
+  STRATA_CO_TRY(std::unique_ptr<storage::PendingWrite> fill,
+                ctx.services.store.BeginWrite(bucket.name, {}));
   bool fill_ok = true;
   if (record.size > 0) {
     const std::optional<ByteRange> whole;
