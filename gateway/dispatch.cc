@@ -9,6 +9,7 @@
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/read_through.h"
 #include "gateway/operation.h"
+#include "gateway/operation_table.h"
 #include "gateway/xml.h"
 
 namespace strata::gateway {
@@ -24,183 +25,53 @@ Error MethodNotAllowed() {
                "The specified method is not allowed against this resource.");
 }
 
-// ?tagging on a bucket or an object.
-HandlerResult RouteTagging(RequestContext& ctx) {
-  const bool bucket = ctx.target.key.empty();
-  switch (ctx.request().method()) {
-    case http::verb::put:
-      if (bucket) {
-        co_return co_await PutBucketTagging(ctx);
-      }
-      co_return co_await PutObjectTagging(ctx);
-    case http::verb::get:
-      if (bucket) {
-        co_return co_await GetBucketTagging(ctx);
-      }
-      co_return co_await GetObjectTagging(ctx);
-    case http::verb::delete_:
-      if (bucket) {
-        co_return co_await DeleteBucketTagging(ctx);
-      }
-      co_return co_await DeleteObjectTagging(ctx);
-    default:
-      co_return MethodNotAllowed();
+// The addressed bucket into ctx.bucket, when it exists (here or, adopted now, upstream),
+// and the caller may use it. A missing bucket is left to the handler, which answers
+// NoSuchBucket.
+HandlerResult ResolveBucket(RequestContext& ctx) {
+  const BucketName name(ctx.target.bucket);
+  auto bucket = ctx.services.store.GetBucket(name);
+  if (bucket.ok()) {
+    if (!MayAccess(ctx.auth.principal, *bucket)) {
+      co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+    }
+    ctx.bucket = std::move(*bucket);
+    co_return Ok();
   }
+  if (bucket.error().code != ErrorCode::kNoSuchBucket) {
+    co_return bucket.error();
+  }
+  if (ctx.services.upstream != nullptr) {
+    // Unknown here but perhaps upstream: an existing store shows through strata.
+    STRATA_CO_TRY(auto adopted, co_await AdoptUpstreamBucket(ctx, name));
+    if (adopted.has_value() && !MayAccess(ctx.auth.principal, *adopted)) {
+      co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+    }
+    ctx.bucket = std::move(adopted);
+  }
+  co_return Ok();
 }
 
-// ?lifecycle on a bucket.
-HandlerResult RouteLifecycle(RequestContext& ctx) {
-  if (!ctx.target.key.empty()) {
-    co_return NotImplemented();
+// Runs the classified operation: its handler from the operation table after the checks
+// the table declares, or the refusal of a method fallback.
+HandlerResult Route(RequestContext& ctx, const Classification& route) {
+  if (route.bucket_first) {
+    STRATA_CO_RETURN_IF_ERROR(co_await ResolveBucket(ctx));
   }
-  switch (ctx.request().method()) {
-    case http::verb::put:
-      co_return co_await PutBucketLifecycleConfiguration(ctx);
-    case http::verb::get:
-      co_return co_await GetBucketLifecycleConfiguration(ctx);
-    case http::verb::delete_:
-      co_return co_await DeleteBucketLifecycleConfiguration(ctx);
-    default:
-      co_return MethodNotAllowed();
-  }
-}
-
-HandlerResult Route(RequestContext& ctx) {
-  const auto& t = ctx.target;
-  auto verb = ctx.request().method();
-  if (t.raw_path.starts_with(kAdminPrefix) && !t.virtual_hosted) {
-    co_return co_await HandleAdmin(ctx);
-  }
-  if (t.bucket.empty()) {
-    if (HasUnsupportedSubresource(t)) {
+  switch (route.refusal) {
+    case Refusal::kNotImplemented:
       co_return NotImplemented();
-    }
-    if (verb == http::verb::get) {
-      co_return co_await ListBuckets(ctx);
-    }
-    co_return MethodNotAllowed();
-  }
-  // PUT on a bucket creates it, unless it configures a sub-resource of an existing one.
-  bool creating_bucket = t.key.empty() && verb == http::verb::put && !t.HasParam("versioning") &&
-                         !t.HasParam("tagging") && !t.HasParam("lifecycle");
-  if (!creating_bucket) {
-    // A missing bucket is left to the handler, which answers NoSuchBucket.
-    auto bucket = ctx.services.store.GetBucket(BucketName(t.bucket));
-    if (bucket.ok()) {
-      if (!MayAccess(ctx.auth.principal, *bucket)) {
-        co_return Error(ErrorCode::kAccessDenied, "Access Denied");
-      }
-      ctx.bucket = std::move(*bucket);
-    } else if (bucket.error().code != ErrorCode::kNoSuchBucket) {
-      co_return bucket.error();
-    } else if (ctx.services.upstream != nullptr) {
-      // Unknown here but perhaps upstream: an existing store shows through strata.
-      auto adopted = co_await AdoptUpstreamBucket(ctx, BucketName(t.bucket));
-      if (!adopted.ok()) {
-        co_return adopted.error();
-      }
-      if (adopted->has_value() && !MayAccess(ctx.auth.principal, **adopted)) {
-        co_return Error(ErrorCode::kAccessDenied, "Access Denied");
-      }
-      ctx.bucket = std::move(*adopted);
-    }
-  }
-  if (t.key.empty() && verb == http::verb::post && t.HasParam("delete")) {
-    co_return co_await DeleteObjects(ctx);
-  }
-  if (HasUnsupportedSubresource(t)) {
-    co_return NotImplemented();
-  }
-  if (t.HasParam("tagging")) {
-    co_return co_await RouteTagging(ctx);
-  }
-  if (t.HasParam("lifecycle")) {
-    co_return co_await RouteLifecycle(ctx);
-  }
-  if (t.HasParam("restore")) {
-    if (t.key.empty()) {
-      co_return NotImplemented();
-    }
-    if (verb != http::verb::post) {
+    case Refusal::kMethodNotAllowed:
       co_return MethodNotAllowed();
-    }
-    co_return co_await RestoreObject(ctx);
+    case Refusal::kNone:
+      break;
   }
-  if (!t.key.empty() && t.HasParam("attributes")) {
-    if (verb != http::verb::get) {
-      co_return MethodNotAllowed();
-    }
-    co_return co_await GetObjectAttributes(ctx);
+  const OperationEntry& entry = LookupOperation(route.op);
+  if (entry.handler == nullptr) {
+    co_return NotImplemented();  // not reached: Classify refuses what has no handler
   }
-  if (t.key.empty()) {
-    switch (verb) {
-      case http::verb::put:
-        if (t.HasParam("versioning")) {
-          co_return co_await PutBucketVersioning(ctx);
-        }
-        co_return co_await CreateBucket(ctx);
-      case http::verb::head:
-        co_return co_await HeadBucket(ctx);
-      case http::verb::delete_:
-        co_return co_await DeleteBucket(ctx);
-      case http::verb::get:
-        if (t.HasParam("location")) {
-          co_return co_await GetBucketLocation(ctx);
-        }
-        if (t.HasParam("uploads")) {
-          co_return co_await ListMultipartUploads(ctx);
-        }
-        if (t.HasParam("versioning")) {
-          co_return co_await GetBucketVersioning(ctx);
-        }
-        if (t.HasParam("versions")) {
-          co_return co_await ListObjectVersions(ctx);
-        }
-        co_return co_await ListObjects(ctx);
-      case http::verb::post:
-        co_return NotImplemented();
-      default:
-        co_return MethodNotAllowed();
-    }
-  }
-  const bool copy = !ctx.Header("x-amz-copy-source").empty();
-  const bool in_upload = t.HasParam("uploadId");
-  switch (verb) {
-    case http::verb::put:
-      // No ?: between awaitables: GCC 12 frees the unchosen temporary wrongly.
-      if (in_upload || t.HasParam("partNumber")) {
-        if (copy) {
-          co_return co_await UploadPartCopy(ctx);
-        }
-        co_return co_await UploadPart(ctx);
-      }
-      if (copy) {
-        co_return co_await CopyObject(ctx);
-      }
-      co_return co_await PutObject(ctx);
-    case http::verb::get:
-      if (in_upload) {
-        co_return co_await ListParts(ctx);
-      }
-      co_return co_await GetObject(ctx);
-    case http::verb::head:
-      co_return co_await GetObject(ctx);
-    case http::verb::delete_:
-      if (in_upload) {
-        co_return co_await AbortMultipartUpload(ctx);
-      }
-      co_return co_await DeleteObject(ctx);
-    case http::verb::post:
-      if (t.HasParam("uploads")) {
-        co_return co_await CreateMultipartUpload(ctx);
-      }
-      if (in_upload) {
-        co_return co_await CompleteMultipartUpload(ctx);
-      }
-      co_return NotImplemented();
-    default:
-      co_return MethodNotAllowed();
-  }
+  STRATA_CO_RETURN_IF_ERROR(RunPrologue(ctx, entry));
+  co_return co_await entry.handler(ctx);
 }
 
 std::string ErrorXml(const Error& error, std::string_view s3code, const RequestContext* ctx,
@@ -267,8 +138,9 @@ asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
     outcome = target.error();
   } else {
     ctx.emplace(RequestContext{exchange, services, std::move(*target), {}, {}, {}});
-    exchange.SetOperation(
-        ClassifyOperation(ctx->target, req.method(), !ctx->Header("x-amz-copy-source").empty()));
+    const Classification route =
+        Classify(ctx->target, req.method(), !ctx->Header("x-amz-copy-source").empty());
+    exchange.SetOperation(route.op);
     auto& view = ctx->view;
     view.method = req.method_string();
     view.raw_path = ctx->target.raw_path;
@@ -284,7 +156,7 @@ asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
       outcome = auth.error();
     } else {
       ctx->auth = std::move(*auth);
-      outcome = co_await Route(*ctx);
+      outcome = co_await Route(*ctx, route);
     }
   }
   if (!outcome.ok()) {

@@ -5,186 +5,138 @@ namespace {
 
 using boost::beast::http::verb;
 
-S3Operation Tagging(verb method, bool bucket_level) {
+constexpr Classification Run(S3Operation op) { return {op, Refusal::kNone, false}; }
+
+Classification Refuse(verb method, Refusal refusal) {
+  return {MethodOperation(method), refusal, false};
+}
+
+// ?tagging on a bucket or an object.
+Classification Tagging(verb method, bool bucket_level) {
   switch (method) {
     case verb::get:
-      return bucket_level ? S3Operation::kGetBucketTagging : S3Operation::kGetObjectTagging;
+      return Run(bucket_level ? S3Operation::kGetBucketTagging : S3Operation::kGetObjectTagging);
     case verb::put:
-      return bucket_level ? S3Operation::kPutBucketTagging : S3Operation::kPutObjectTagging;
+      return Run(bucket_level ? S3Operation::kPutBucketTagging : S3Operation::kPutObjectTagging);
     case verb::delete_:
-      return bucket_level ? S3Operation::kDeleteBucketTagging : S3Operation::kDeleteObjectTagging;
+      return Run(bucket_level ? S3Operation::kDeleteBucketTagging
+                              : S3Operation::kDeleteObjectTagging);
     default:
-      return MethodOperation(method);
+      return Refuse(method, Refusal::kMethodNotAllowed);
   }
 }
 
-S3Operation Lifecycle(verb method, bool bucket_level) {
+// ?lifecycle: a bucket's only.
+Classification Lifecycle(verb method, bool bucket_level) {
   if (!bucket_level) {
-    return MethodOperation(method);
+    return Refuse(method, Refusal::kNotImplemented);
   }
   switch (method) {
     case verb::get:
-      return S3Operation::kGetBucketLifecycleConfiguration;
+      return Run(S3Operation::kGetBucketLifecycleConfiguration);
     case verb::put:
-      return S3Operation::kPutBucketLifecycleConfiguration;
+      return Run(S3Operation::kPutBucketLifecycleConfiguration);
     case verb::delete_:
-      return S3Operation::kDeleteBucketLifecycleConfiguration;
+      return Run(S3Operation::kDeleteBucketLifecycleConfiguration);
     default:
-      return MethodOperation(method);
+      return Refuse(method, Refusal::kMethodNotAllowed);
   }
 }
 
-S3Operation BucketOperation(const S3Target& t, verb method) {
+Classification BucketOperation(const S3Target& t, verb method) {
   switch (method) {
     case verb::put:
-      return t.HasParam("versioning") ? S3Operation::kPutBucketVersioning
-                                      : S3Operation::kCreateBucket;
+      return Run(t.HasParam("versioning") ? S3Operation::kPutBucketVersioning
+                                          : S3Operation::kCreateBucket);
     case verb::head:
-      return S3Operation::kHeadBucket;
+      return Run(S3Operation::kHeadBucket);
     case verb::delete_:
-      return S3Operation::kDeleteBucket;
+      return Run(S3Operation::kDeleteBucket);
     case verb::get:
       if (t.HasParam("location")) {
-        return S3Operation::kGetBucketLocation;
+        return Run(S3Operation::kGetBucketLocation);
       }
       if (t.HasParam("uploads")) {
-        return S3Operation::kListMultipartUploads;
+        return Run(S3Operation::kListMultipartUploads);
       }
       if (t.HasParam("versioning")) {
-        return S3Operation::kGetBucketVersioning;
+        return Run(S3Operation::kGetBucketVersioning);
       }
       if (t.HasParam("versions")) {
-        return S3Operation::kListObjectVersions;
+        return Run(S3Operation::kListObjectVersions);
       }
       if (t.Param("list-type") == "2") {
-        return S3Operation::kListObjectsV2;
+        return Run(S3Operation::kListObjectsV2);
       }
-      return S3Operation::kListObjects;
+      return Run(S3Operation::kListObjects);
+    case verb::post:
+      return Refuse(method, Refusal::kNotImplemented);
     default:
-      return MethodOperation(method);
+      return Refuse(method, Refusal::kMethodNotAllowed);
   }
 }
 
-S3Operation ObjectOperation(const S3Target& t, verb method, bool copy_source) {
+Classification ObjectOperation(const S3Target& t, verb method, bool copy_source) {
   const bool in_upload = t.HasParam("uploadId");
   switch (method) {
     case verb::put:
       if (in_upload || t.HasParam("partNumber")) {
-        return copy_source ? S3Operation::kUploadPartCopy : S3Operation::kUploadPart;
+        return Run(copy_source ? S3Operation::kUploadPartCopy : S3Operation::kUploadPart);
       }
-      return copy_source ? S3Operation::kCopyObject : S3Operation::kPutObject;
+      return Run(copy_source ? S3Operation::kCopyObject : S3Operation::kPutObject);
     case verb::get:
-      return in_upload ? S3Operation::kListParts : S3Operation::kGetObject;
+      return Run(in_upload ? S3Operation::kListParts : S3Operation::kGetObject);
     case verb::head:
-      return S3Operation::kHeadObject;
+      return Run(S3Operation::kHeadObject);
     case verb::delete_:
-      return in_upload ? S3Operation::kAbortMultipartUpload : S3Operation::kDeleteObject;
+      return Run(in_upload ? S3Operation::kAbortMultipartUpload : S3Operation::kDeleteObject);
     case verb::post:
       if (t.HasParam("uploads")) {
-        return S3Operation::kCreateMultipartUpload;
+        return Run(S3Operation::kCreateMultipartUpload);
       }
       if (in_upload) {
-        return S3Operation::kCompleteMultipartUpload;
+        return Run(S3Operation::kCompleteMultipartUpload);
       }
-      return MethodOperation(method);
+      return Refuse(method, Refusal::kNotImplemented);
     default:
-      return MethodOperation(method);
+      return Refuse(method, Refusal::kMethodNotAllowed);
   }
+}
+
+// A request addressed to a bucket (and perhaps a key in it). The order of the tests is
+// S3's precedence: ?delete before the sub-resources, the unsupported ones before all others.
+Classification InBucket(const S3Target& t, verb method, bool copy_source) {
+  const bool bucket_level = t.key.empty();
+  if (bucket_level && method == verb::post && t.HasParam("delete")) {
+    return Run(S3Operation::kDeleteObjects);
+  }
+  if (HasUnsupportedSubresource(t)) {
+    return Refuse(method, Refusal::kNotImplemented);
+  }
+  if (t.HasParam("tagging")) {
+    return Tagging(method, bucket_level);
+  }
+  if (t.HasParam("lifecycle")) {
+    return Lifecycle(method, bucket_level);
+  }
+  if (t.HasParam("restore")) {
+    if (bucket_level) {
+      return Refuse(method, Refusal::kNotImplemented);
+    }
+    return method == verb::post ? Run(S3Operation::kRestoreObject)
+                                : Refuse(method, Refusal::kMethodNotAllowed);
+  }
+  if (!bucket_level && t.HasParam("attributes")) {
+    return method == verb::get ? Run(S3Operation::kGetObjectAttributes)
+                               : Refuse(method, Refusal::kMethodNotAllowed);
+  }
+  if (bucket_level) {
+    return BucketOperation(t, method);
+  }
+  return ObjectOperation(t, method, copy_source);
 }
 
 }  // namespace
-
-std::string_view OperationName(S3Operation op) {
-  switch (op) {
-    case S3Operation::kMethodGet:
-      return "GET";
-    case S3Operation::kMethodPut:
-      return "PUT";
-    case S3Operation::kMethodHead:
-      return "HEAD";
-    case S3Operation::kMethodDelete:
-      return "DELETE";
-    case S3Operation::kMethodPost:
-      return "POST";
-    case S3Operation::kMethodOther:
-      return "OTHER";
-    case S3Operation::kMalformed:
-      return "Malformed";
-    case S3Operation::kAdmin:
-      return "Admin";
-    case S3Operation::kGetMetrics:
-      return "GetMetrics";
-    case S3Operation::kListBuckets:
-      return "ListBuckets";
-    case S3Operation::kCreateBucket:
-      return "CreateBucket";
-    case S3Operation::kHeadBucket:
-      return "HeadBucket";
-    case S3Operation::kDeleteBucket:
-      return "DeleteBucket";
-    case S3Operation::kGetBucketLocation:
-      return "GetBucketLocation";
-    case S3Operation::kListObjects:
-      return "ListObjects";
-    case S3Operation::kListObjectsV2:
-      return "ListObjectsV2";
-    case S3Operation::kListObjectVersions:
-      return "ListObjectVersions";
-    case S3Operation::kListMultipartUploads:
-      return "ListMultipartUploads";
-    case S3Operation::kGetBucketVersioning:
-      return "GetBucketVersioning";
-    case S3Operation::kPutBucketVersioning:
-      return "PutBucketVersioning";
-    case S3Operation::kGetBucketTagging:
-      return "GetBucketTagging";
-    case S3Operation::kPutBucketTagging:
-      return "PutBucketTagging";
-    case S3Operation::kDeleteBucketTagging:
-      return "DeleteBucketTagging";
-    case S3Operation::kGetBucketLifecycleConfiguration:
-      return "GetBucketLifecycleConfiguration";
-    case S3Operation::kPutBucketLifecycleConfiguration:
-      return "PutBucketLifecycleConfiguration";
-    case S3Operation::kDeleteBucketLifecycleConfiguration:
-      return "DeleteBucketLifecycleConfiguration";
-    case S3Operation::kDeleteObjects:
-      return "DeleteObjects";
-    case S3Operation::kPutObject:
-      return "PutObject";
-    case S3Operation::kCopyObject:
-      return "CopyObject";
-    case S3Operation::kGetObject:
-      return "GetObject";
-    case S3Operation::kHeadObject:
-      return "HeadObject";
-    case S3Operation::kDeleteObject:
-      return "DeleteObject";
-    case S3Operation::kRestoreObject:
-      return "RestoreObject";
-    case S3Operation::kGetObjectAttributes:
-      return "GetObjectAttributes";
-    case S3Operation::kGetObjectTagging:
-      return "GetObjectTagging";
-    case S3Operation::kPutObjectTagging:
-      return "PutObjectTagging";
-    case S3Operation::kDeleteObjectTagging:
-      return "DeleteObjectTagging";
-    case S3Operation::kCreateMultipartUpload:
-      return "CreateMultipartUpload";
-    case S3Operation::kUploadPart:
-      return "UploadPart";
-    case S3Operation::kUploadPartCopy:
-      return "UploadPartCopy";
-    case S3Operation::kCompleteMultipartUpload:
-      return "CompleteMultipartUpload";
-    case S3Operation::kAbortMultipartUpload:
-      return "AbortMultipartUpload";
-    case S3Operation::kListParts:
-      return "ListParts";
-  }
-  return "OTHER";
-}
 
 S3Operation MethodOperation(verb method) {
   switch (method) {
@@ -225,39 +177,30 @@ bool HasUnsupportedSubresource(const S3Target& target) {
   return false;
 }
 
-S3Operation ClassifyOperation(const S3Target& target, verb method, bool copy_source) {
+Classification Classify(const S3Target& target, verb method, bool copy_source) {
   if (target.raw_path.starts_with(kAdminPrefix) && !target.virtual_hosted) {
-    return S3Operation::kAdmin;
+    return Run(S3Operation::kAdmin);
   }
   if (target.bucket.empty()) {
-    if (method == verb::get && !HasUnsupportedSubresource(target) && !target.HasParam("tagging")) {
-      return S3Operation::kListBuckets;
+    if (HasUnsupportedSubresource(target)) {
+      return Refuse(method, Refusal::kNotImplemented);
     }
-    return MethodOperation(method);
+    if (method == verb::get) {
+      return Run(S3Operation::kListBuckets);
+    }
+    return Refuse(method, Refusal::kMethodNotAllowed);
   }
-  const bool bucket_level = target.key.empty();
-  if (bucket_level && method == verb::post && target.HasParam("delete")) {
-    return S3Operation::kDeleteObjects;
-  }
-  if (target.HasParam("tagging")) {
-    return Tagging(method, bucket_level);
-  }
-  if (target.HasParam("lifecycle")) {
-    return Lifecycle(method, bucket_level);
-  }
-  if (HasUnsupportedSubresource(target)) {
-    return MethodOperation(method);
-  }
-  if (!bucket_level && target.HasParam("restore")) {
-    return method == verb::post ? S3Operation::kRestoreObject : MethodOperation(method);
-  }
-  if (!bucket_level && method == verb::get && target.HasParam("attributes")) {
-    return S3Operation::kGetObjectAttributes;
-  }
-  if (bucket_level) {
-    return BucketOperation(target, method);
-  }
-  return ObjectOperation(target, method, copy_source);
+  Classification c = InBucket(target, method, copy_source);
+  // PUT on a bucket creates it, unless it configures a sub-resource of an existing one.
+  const bool creating = target.key.empty() && method == verb::put &&
+                        !target.HasParam("versioning") && !target.HasParam("tagging") &&
+                        !target.HasParam("lifecycle");
+  c.bucket_first = !creating;
+  return c;
+}
+
+S3Operation ClassifyOperation(const S3Target& target, verb method, bool copy_source) {
+  return Classify(target, method, copy_source).op;
 }
 
 }  // namespace strata::gateway

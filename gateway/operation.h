@@ -1,9 +1,11 @@
-// S3Operation: the name of the operation a request asks for (GetObject, UploadPart, ...),
-// as S3's API reference spells it, for metrics labels. Pure logic, thread-safe.
+// S3Operation: the operation a request asks for (GetObject, UploadPart, ...), as S3's API
+// reference spells it. Pure logic, thread-safe.
 //
-// The classification mirrors the routing in dispatch.cc; a request that names no S3
-// operation strata knows of (an unsupported sub-resource, an odd method) is named by its
-// HTTP method instead, so every request gets a label from a small fixed set.
+// Classify is the one routing decision: Dispatch routes by it (through the operation
+// table, operation_table.h) and metrics label by it, so the two cannot disagree. A request
+// that names no S3 operation strata implements (an unsupported sub-resource, an odd
+// method) is named by its HTTP method instead, with the refusal Dispatch answers, so every
+// request gets a label from a small fixed set.
 #pragma once
 
 #include <boost/beast/http/message.hpp>  // http::verb; verb.hpp alone misses <ostream>
@@ -69,7 +71,7 @@ inline constexpr std::size_t kS3OperationCount =
     static_cast<std::size_t>(S3Operation::kListParts) + 1;
 
 // "GetObject", "ListObjectsV2", ...; the method fallbacks are "GET", "PUT", ..., "OTHER";
-// kMalformed is "Malformed".
+// kMalformed is "Malformed". From the operation table (operation_table.cc).
 std::string_view OperationName(S3Operation op);
 
 // The method fallback for `method`.
@@ -79,12 +81,33 @@ S3Operation MethodOperation(boost::beast::http::verb method);
 inline constexpr std::string_view kAdminPrefix = "/_strata/admin/";
 
 // Whether `target` names an S3 sub-resource strata does not implement (?acl, ?policy,
-// ?lifecycle, ...): dispatch answers 501 rather than fall through to the plain object or
+// ?cors, ...): dispatch answers 501 rather than fall through to the plain object or
 // bucket operation its method suggests, and metrics name it by its method.
 bool HasUnsupportedSubresource(const S3Target& target);
 
+// What Dispatch answers for a method fallback instead of running a handler.
+enum class Refusal : std::uint8_t {
+  kNone,              // an operation with a handler
+  kNotImplemented,    // 501: an unsupported sub-resource, or one this target cannot have
+  kMethodNotAllowed,  // 405: a known resource, a method it does not take
+};
+
+struct Classification {
+  S3Operation op = S3Operation::kMethodOther;
+  // kNone exactly when `op` has a handler in the operation table.
+  Refusal refusal = Refusal::kNone;
+  // Whether Dispatch looks the addressed bucket up first (adopting an upstream bucket,
+  // checking that the caller may use it), before the handler or the refusal. Every request
+  // in a bucket does but a PUT on the bucket itself that configures no sub-resource of an
+  // existing one (CreateBucket, or its refusal): that bucket need not exist yet.
+  bool bucket_first = false;
+};
+
 // The operation `method` on `target` asks for; `copy_source` is whether the request
 // carries x-amz-copy-source.
+Classification Classify(const S3Target& target, boost::beast::http::verb method, bool copy_source);
+
+// Classify(...).op: the name metrics count the request under.
 S3Operation ClassifyOperation(const S3Target& target, boost::beast::http::verb method,
                               bool copy_source);
 

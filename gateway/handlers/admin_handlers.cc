@@ -69,18 +69,13 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
     co_return co_await HandleScrubAdmin(ctx);
   }
   if (path == kUsagePath && verb == http::verb::get) {
-    auto report = co_await Offload(ctx.services.blocking_pool,
-                                   [&] { return ReadUsageReport(ctx.services.config, index); });
-    if (!report.ok()) {
-      co_return report.error();
-    }
-    co_return co_await SendJson(ctx, 200, UsageReportJson(*report));
+    STRATA_CO_TRY(auto report, co_await Offload(ctx.services.blocking_pool, [&] {
+                    return ReadUsageReport(ctx.services.config, index);
+                  }));
+    co_return co_await SendJson(ctx, 200, UsageReportJson(report));
   }
   if (path == kUsersPath && verb == http::verb::get) {
-    auto users = index.ListUsers();
-    if (!users.ok()) {
-      co_return users.error();
-    }
+    STRATA_CO_TRY(auto users, index.ListUsers());
     std::string json = "[";
     for (const auto& u : ctx.services.config.users) {
       if (json.size() > 1) {
@@ -89,7 +84,7 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
       json += "{\"access_key\":\"" + JsonEscape(u.access_key) +
               "\",\"admin\":" + (u.admin ? "true" : "false") + ",\"source\":\"config\"}";
     }
-    for (const auto& u : *users) {
+    for (const auto& u : users) {
       if (json.size() > 1) {
         json += ',';
       }
@@ -117,10 +112,8 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
       metadata::UserRecord user{
           access_key, NewSecret(),
           ctx.target.Param("admin") == std::optional<std::string_view>("true"), ctx.NowMs()};
-      auto put = co_await Offload(ctx.services.blocking_pool, [&] { return index.PutUser(user); });
-      if (!put.ok()) {
-        co_return put.error();
-      }
+      STRATA_CO_RETURN_IF_ERROR(
+          co_await Offload(ctx.services.blocking_pool, [&] { return index.PutUser(user); }));
       co_return co_await SendJson(ctx, 200,
                                   "{\"access_key\":\"" + JsonEscape(user.access_key) +
                                       "\",\"secret_key\":\"" + user.secret_key +
@@ -131,11 +124,8 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
         co_return Error(ErrorCode::kInvalidRequest,
                         "user " + access_key + " comes from the config file; remove it there");
       }
-      auto deleted = co_await Offload(ctx.services.blocking_pool,
-                                      [&] { return index.DeleteUser(access_key); });
-      if (!deleted.ok()) {
-        co_return deleted.error();
-      }
+      STRATA_CO_RETURN_IF_ERROR(co_await Offload(ctx.services.blocking_pool,
+                                                 [&] { return index.DeleteUser(access_key); }));
       co_return co_await SendEmpty(ctx, 204);
     }
   }

@@ -142,61 +142,42 @@ void ObjectPartsXml(XmlWriter& xml, const metadata::ObjectRecord& record, std::u
 }  // namespace
 
 HandlerResult GetObjectAttributes(RequestContext& ctx) {
-  auto key_ok = CheckKeyLength(ctx);
-  if (!key_ok.ok()) {
-    co_return key_ok.error();
-  }
-  auto attributes = ParseObjectAttributes(ctx.Header("x-amz-object-attributes"));
-  if (!attributes.ok()) {
-    co_return attributes.error();
-  }
-  auto max_parts = NumberHeader(ctx, "x-amz-max-parts", kMaxAttributeParts);
-  if (!max_parts.ok()) {
-    co_return max_parts.error();
-  }
-  auto marker = NumberHeader(ctx, "x-amz-part-number-marker", 0);
-  if (!marker.ok()) {
-    co_return marker.error();
-  }
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
-  auto record = AddressedVersion(ctx);
-  if (!record.ok()) {
-    co_return record.error();
-  }
-  auto answered = co_await AnswerUnreadable(ctx, *record);
+  STRATA_CO_TRY(auto attributes, ParseObjectAttributes(ctx.Header("x-amz-object-attributes")));
+  STRATA_CO_TRY(auto max_parts, NumberHeader(ctx, "x-amz-max-parts", kMaxAttributeParts));
+  STRATA_CO_TRY(auto marker, NumberHeader(ctx, "x-amz-part-number-marker", 0));
+  STRATA_CO_RETURN_IF_ERROR(ExistingBucket(ctx));
+  STRATA_CO_TRY(auto record, AddressedVersion(ctx));
+  auto answered = co_await AnswerUnreadable(ctx, record);
   if (answered) {
     co_return std::move(*answered);
   }
 
   XmlWriter xml("GetObjectAttributesResponse");
-  if (attributes->etag) {
-    xml.Element("ETag", record->etag);  // unquoted, as S3 answers here
+  if (attributes.etag) {
+    xml.Element("ETag", record.etag);  // unquoted, as S3 answers here
   }
-  if (attributes->checksum && !record->checksums.empty()) {
-    const Checksums shown = ShownChecksums(record->checksums);
+  if (attributes.checksum && !record.checksums.empty()) {
+    const Checksums shown = ShownChecksums(record.checksums);
     xml.Open("Checksum");
     for (const auto& [name, value] : shown) {
       xml.Element("Checksum" + name, value);
     }
     const bool only_crc64 = shown.size() == 1 && shown.front().first == "CRC64NVME";
-    xml.Element("ChecksumType", only_crc64 ? "FULL_OBJECT" : record->checksum_type);
+    xml.Element("ChecksumType", only_crc64 ? "FULL_OBJECT" : record.checksum_type);
     xml.Close();
   }
-  if (attributes->object_parts && !record->parts.empty()) {
-    ObjectPartsXml(xml, *record, *marker, std::min(*max_parts, kMaxAttributeParts));
+  if (attributes.object_parts && !record.parts.empty()) {
+    ObjectPartsXml(xml, record, marker, std::min(max_parts, kMaxAttributeParts));
   }
-  if (attributes->storage_class) {
-    xml.Element("StorageClass", record->storage_class);
+  if (attributes.storage_class) {
+    xml.Element("StorageClass", record.storage_class);
   }
-  if (attributes->object_size) {
-    xml.Element("ObjectSize", std::to_string(record->size));
+  if (attributes.object_size) {
+    xml.Element("ObjectSize", std::to_string(record.size));
   }
   ResponseHeader header;
-  header.set(http::field::last_modified, FormatHttpDate(record->last_modified_ms));
-  SetVersionHeader(ctx, record->version_id, header);
+  header.set(http::field::last_modified, FormatHttpDate(record.last_modified_ms));
+  SetVersionHeader(ctx, record.version_id, header);
   co_return co_await SendXml(ctx, 200, xml.Finish(), std::move(header));
 }
 

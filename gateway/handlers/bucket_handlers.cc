@@ -48,12 +48,9 @@ boost::asio::awaitable<Result<void>> DrainBucket(RequestContext& ctx, const Buck
   const auto deadline = std::chrono::steady_clock::now() + kDeleteBucketDrain;
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   for (;;) {
-    auto waiting = co_await Offload(ctx.services.blocking_pool,
-                                    [&] { return HasWaitingChanges(index, bucket); });
-    if (!waiting.ok()) {
-      co_return std::move(waiting).error();
-    }
-    if (!*waiting) {
+    STRATA_CO_TRY(auto waiting, co_await Offload(ctx.services.blocking_pool,
+                                                 [&] { return HasWaitingChanges(index, bucket); }));
+    if (!waiting) {
       co_return Ok();
     }
     if (std::chrono::steady_clock::now() >= deadline) {
@@ -134,10 +131,7 @@ HandlerResult ListBuckets(RequestContext& ctx) {
   const std::string region_filter(t.Param("bucket-region").value_or(""));
   const std::string& server_region = ctx.services.config.server.region;
 
-  auto buckets = ctx.services.store.ListBuckets();
-  if (!buckets.ok()) {
-    co_return buckets.error();
-  }
+  STRATA_CO_TRY(auto buckets, ctx.services.store.ListBuckets());
   XmlWriter xml("ListAllMyBucketsResult");
   xml.Open("Owner")
       .Element("ID", ctx.auth.principal.access_key)
@@ -146,7 +140,7 @@ HandlerResult ListBuckets(RequestContext& ctx) {
   // Name -> (creation date, region): the caller's buckets here, and the upstream's (an
   // existing store shows through; its buckets are bound on first use, in this region).
   std::map<std::string, std::pair<std::string, std::string>> listed;
-  for (const auto& b : *buckets) {
+  for (const auto& b : buckets) {
     if (MayAccess(ctx.auth.principal, b)) {
       listed.emplace(b.name.str(), std::pair(FormatIso8601(b.created_ms),
                                              b.region.empty() ? server_region : b.region));
@@ -157,7 +151,7 @@ HandlerResult ListBuckets(RequestContext& ctx) {
     auto upstream = co_await ctx.services.upstream->Client(executor).ListBuckets();
     if (upstream.ok()) {
       std::set<std::string> local;
-      for (const auto& b : *buckets) {
+      for (const auto& b : buckets) {
         local.insert(b.name.str());
       }
       for (const auto& b : *upstream) {
@@ -210,11 +204,8 @@ HandlerResult ListBuckets(RequestContext& ctx) {
 }
 
 HandlerResult CreateBucket(RequestContext& ctx) {
-  auto body = co_await ReadXmlBody(ctx, kMaxBucketConfigBytes);
-  if (!body.ok()) {
-    co_return body.error();
-  }
-  auto location = body->Parse(ParseCreateBucketConfiguration);
+  STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxBucketConfigBytes));
+  auto location = body.Parse(ParseCreateBucketConfiguration);
   if (!location.ok()) {
     co_return location.error();
   }
@@ -248,10 +239,7 @@ HandlerResult CreateBucket(RequestContext& ctx) {
     }
     auto executor = co_await boost::asio::this_coro::executor;
     auto& client = ctx.services.upstream->Client(executor);
-    auto made = co_await client.CreateBucket(name.str());
-    if (!made.ok()) {
-      co_return made.error();
-    }
+    STRATA_CO_RETURN_IF_ERROR(co_await client.CreateBucket(name.str()));
     upstream_tier = ctx.services.upstream->tier_name();
   }
   auto created = co_await Offload(ctx.services.blocking_pool, [&] {
@@ -267,10 +255,6 @@ HandlerResult CreateBucket(RequestContext& ctx) {
 }
 
 HandlerResult HeadBucket(RequestContext& ctx) {
-  auto bucket = ExistingBucket(ctx);
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
   ResponseHeader header;
   header.set("x-amz-bucket-region", ctx.services.config.server.region);
   co_return co_await SendEmpty(ctx, 200, std::move(header));
@@ -281,20 +265,11 @@ HandlerResult DeleteBucket(RequestContext& ctx) {
   auto& store = ctx.services.store;
   const bool bound = ctx.bucket && !ctx.bucket->upstream_tier.empty();
   if (bound && ctx.services.upstream != nullptr) {
-    auto drained = co_await DrainBucket(ctx, name);
-    if (!drained.ok()) {
-      co_return drained.error();
-    }
-    auto empty = co_await RequireEmptyUpstream(ctx, *ctx.bucket);
-    if (!empty.ok()) {
-      co_return empty.error();
-    }
+    STRATA_CO_RETURN_IF_ERROR(co_await DrainBucket(ctx, name));
+    STRATA_CO_RETURN_IF_ERROR(co_await RequireEmptyUpstream(ctx, *ctx.bucket));
   }
-  auto deleted =
-      co_await Offload(ctx.services.blocking_pool, [&] { return store.DeleteBucket(name); });
-  if (!deleted.ok()) {
-    co_return deleted.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(
+      co_await Offload(ctx.services.blocking_pool, [&] { return store.DeleteBucket(name); }));
   if (bound && ctx.services.upstream != nullptr) {
     auto executor = co_await boost::asio::this_coro::executor;
     auto& client = ctx.services.upstream->Client(executor);
@@ -307,12 +282,8 @@ HandlerResult DeleteBucket(RequestContext& ctx) {
 }
 
 HandlerResult GetBucketLocation(RequestContext& ctx) {
-  auto bucket = ExistingBucket(ctx);
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
   // S3 answers an empty LocationConstraint for us-east-1.
-  std::string region = (*bucket)->region == "us-east-1" ? "" : (*bucket)->region;
+  std::string region = ctx.bucket->region == "us-east-1" ? "" : ctx.bucket->region;
   XmlWriter xml("LocationConstraint");
   std::string doc = xml.Finish();
   if (!region.empty()) {
@@ -330,11 +301,8 @@ HandlerResult ListObjects(RequestContext& ctx) {
   if (!url_encode.ok()) {
     co_return url_encode.error();
   }
-  auto max_keys_param = CountParam(ctx, "max-keys", 1000, 1000);
-  if (!max_keys_param.ok()) {
-    co_return max_keys_param.error();
-  }
-  const std::size_t max_keys = *max_keys_param;
+  STRATA_CO_TRY(auto max_keys_param, CountParam(ctx, "max-keys", 1000, 1000));
+  const std::size_t max_keys = max_keys_param;
   std::string start_after;
   if (v2) {
     if (auto token = t.Param("continuation-token")) {
@@ -346,10 +314,7 @@ HandlerResult ListObjects(RequestContext& ctx) {
     start_after = std::string(t.Param("marker").value_or(""));
   }
 
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
+  STRATA_CO_TRY(auto exists, ExistingBucket(ctx));
 
   // Walk the index, folding keys that share a delimited prefix into one CommonPrefix.
   std::vector<metadata::ObjectRecord> contents;
@@ -359,14 +324,11 @@ HandlerResult ListObjects(RequestContext& ctx) {
   bool truncated = false;
   while (contents.size() + common_prefixes.size() < max_keys) {
     std::size_t want = max_keys - contents.size() - common_prefixes.size();
-    auto page = co_await ListPage(ctx, prefix, cursor, want);
-    if (!page.ok()) {
-      co_return page.error();
-    }
-    if (page->objects.empty()) {
+    STRATA_CO_TRY(auto page, co_await ListPage(ctx, prefix, cursor, want));
+    if (page.objects.empty()) {
       break;
     }
-    for (auto& object : page->objects) {
+    for (auto& object : page.objects) {
       const std::string& key = object.key.str();
       cursor = key;
       if (contents.size() + common_prefixes.size() >= max_keys) {
@@ -392,17 +354,14 @@ HandlerResult ListObjects(RequestContext& ctx) {
     if (truncated) {
       break;
     }
-    if (!page->truncated && cursor == page->objects.back().key.str()) {
+    if (!page.truncated && cursor == page.objects.back().key.str()) {
       break;
     }
   }
   // max-keys=0 asks for nothing and, as in S3, is never truncated.
   if (!truncated && max_keys > 0 && contents.size() + common_prefixes.size() >= max_keys) {
-    auto more = co_await ListPage(ctx, prefix, cursor, 1);
-    if (!more.ok()) {
-      co_return more.error();
-    }
-    truncated = !more->objects.empty();
+    STRATA_CO_TRY(auto more, co_await ListPage(ctx, prefix, cursor, 1));
+    truncated = !more.objects.empty();
   }
 
   *url_encode =
@@ -449,10 +408,7 @@ HandlerResult ListObjects(RequestContext& ctx) {
         .Element("Size", std::to_string(o.size))
         .Element("StorageClass", o.storage_class);
     if (fetch_owner) {
-      xml.Open("Owner")
-          .Element("ID", (*exists)->owner)
-          .Element("DisplayName", (*exists)->owner)
-          .Close();
+      xml.Open("Owner").Element("ID", exists->owner).Element("DisplayName", exists->owner).Close();
     }
     xml.Close();
   }

@@ -49,18 +49,12 @@ boost::asio::awaitable<Result<XmlBody>> ReadXmlBody(RequestContext& ctx, std::si
   std::string decoded;
   auto decoder = auth::MakePayloadDecoder(ctx.auth);
   for (;;) {
-    auto got = co_await ctx.exchange.ReadBody(std::span<char>(buf, sizeof buf));
-    if (!got.ok()) {
-      co_return got.error();
-    }
-    if (*got == 0) {
+    STRATA_CO_TRY(auto got, co_await ctx.exchange.ReadBody(std::span<char>(buf, sizeof buf)));
+    if (got == 0) {
       break;
     }
     decoded.clear();
-    auto fed = decoder->Feed(std::string_view(buf, *got), decoded);
-    if (!fed.ok()) {
-      co_return fed.error();
-    }
+    STRATA_CO_RETURN_IF_ERROR(decoder->Feed(std::string_view(buf, got), decoded));
     if (body.text.size() + decoded.size() > limit) {
       co_return Error(ErrorCode::kMalformedXml, "request body is too large");
     }
@@ -72,10 +66,7 @@ boost::asio::awaitable<Result<XmlBody>> ReadXmlBody(RequestContext& ctx, std::si
       counted = body.text.capacity();
     }
   }
-  auto finished = decoder->Finish();
-  if (!finished.ok()) {
-    co_return finished.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(decoder->Finish());
   co_return body;
 }
 

@@ -12,6 +12,7 @@
 #include "auth/verifier.h"
 #include "common/text.h"
 #include "gateway/exchange.h"
+#include "gateway/handlers/co_try.h"
 #include "gateway/s3_target.h"
 #include "gateway/services.h"
 #include "gateway/xml_budget.h"
@@ -107,6 +108,10 @@ HandlerResult SendEmpty(RequestContext& ctx, unsigned status, ResponseHeader hea
 // S3's error document for `error` with extra headers (x-amz-delete-marker, ...); the
 // handler returns Ok() after it, since the answer is sent (dispatch.cc).
 HandlerResult SendS3Error(RequestContext& ctx, const Error& error, ResponseHeader header);
+
+// The operations. Dispatch runs each through the operation table (gateway/operation_table.h)
+// after the prologue its row declares (dirty limit, key length, existing bucket), so a
+// handler does not repeat those checks; with kNeedBucket it may use *ctx.bucket.
 
 // Service and bucket operations (handlers/bucket_handlers.cc).
 HandlerResult ListBuckets(RequestContext& ctx);

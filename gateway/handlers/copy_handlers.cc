@@ -10,18 +10,6 @@
 namespace strata::gateway {
 
 HandlerResult CopyObject(RequestContext& ctx) {
-  auto dirty_ok = CheckDirtyLimit(ctx);
-  if (!dirty_ok.ok()) {
-    co_return dirty_ok.error();
-  }
-  auto key_ok = CheckKeyLength(ctx);
-  if (!key_ok.ok()) {
-    co_return key_ok.error();
-  }
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
   std::string_view directive = ctx.Header("x-amz-metadata-directive");
   if (!directive.empty() && directive != "COPY" && directive != "REPLACE") {
     co_return Error(ErrorCode::kInvalidArgument, "Unknown metadata directive.");
@@ -31,11 +19,8 @@ HandlerResult CopyObject(RequestContext& ctx) {
     co_return Error(ErrorCode::kInvalidArgument, "Unknown tagging directive.");
   }
   const bool replace = directive == "REPLACE";
-  auto source = co_await ResolveCopySource(ctx);
-  if (!source.ok()) {
-    co_return source.error();
-  }
-  if (source->size > kMaxSinglePut) {
+  STRATA_CO_TRY(auto source, co_await ResolveCopySource(ctx));
+  if (source.size > kMaxSinglePut) {
     co_return Error(ErrorCode::kInvalidRequest,
                     "The specified copy source is larger than the maximum allowable size for a "
                     "copy source: 5368709120");
@@ -45,19 +30,16 @@ HandlerResult CopyObject(RequestContext& ctx) {
   // tagging REPLACE, and in any case the storage class (S3 does not carry the source's
   // class over).
   metadata::ObjectRecord requested;
-  auto described = DescribeFromHeaders(ctx, requested);
-  if (!described.ok()) {
-    co_return described.error();
-  }
-  metadata::ObjectRecord record = replace ? requested : *source;
+  STRATA_CO_RETURN_IF_ERROR(DescribeFromHeaders(ctx, requested));
+  metadata::ObjectRecord record = replace ? requested : source;
   record.bucket = BucketName(ctx.target.bucket);
   record.key = ObjectKey(ctx.target.key);
   record.storage_class = requested.storage_class;
   // x-amz-tagging-directive: the source's tags (COPY, the default) or x-amz-tagging's.
-  record.tags = tagging == "REPLACE" ? requested.tags : source->tags;
+  record.tags = tagging == "REPLACE" ? requested.tags : source.tags;
 
-  const bool onto_itself = source->bucket == record.bucket && source->key == record.key;
-  if (onto_itself && !replace && record.storage_class == source->storage_class) {
+  const bool onto_itself = source.bucket == record.bucket && source.key == record.key;
+  if (onto_itself && !replace && record.storage_class == source.storage_class) {
     co_return Error(ErrorCode::kInvalidRequest,
                     "This copy request is illegal because it is trying to copy an object to "
                     "itself without changing the object's metadata, storage class, website "
@@ -65,24 +47,22 @@ HandlerResult CopyObject(RequestContext& ctx) {
   }
 
   auto& store = ctx.services.store;
-  auto copied = co_await Offload(ctx.services.blocking_pool,
-                                 [&] { return store.CopyObject(*source, std::move(record)); });
-  if (!copied.ok()) {
-    co_return copied.error();
-  }
+  STRATA_CO_TRY(auto copied, co_await Offload(ctx.services.blocking_pool, [&] {
+                  return store.CopyObject(source, std::move(record));
+                }));
   ResponseHeader header;
-  SetVersionHeader(ctx, copied->version_id, header);
-  if (source->version_id.str() != "null") {
-    header.set("x-amz-copy-source-version-id", source->version_id.str());
+  SetVersionHeader(ctx, copied.version_id, header);
+  if (source.version_id.str() != "null") {
+    header.set("x-amz-copy-source-version-id", source.version_id.str());
   }
   XmlWriter xml("CopyObjectResult");
-  xml.Element("LastModified", FormatIso8601(copied->last_modified_ms))
-      .Element("ETag", "\"" + copied->etag + "\"");
-  for (const auto& [name, value] : copied->checksums) {
+  xml.Element("LastModified", FormatIso8601(copied.last_modified_ms))
+      .Element("ETag", "\"" + copied.etag + "\"");
+  for (const auto& [name, value] : copied.checksums) {
     xml.Element("Checksum" + name, value);
   }
-  if (!copied->checksums.empty()) {
-    xml.Element("ChecksumType", copied->checksum_type);
+  if (!copied.checksums.empty()) {
+    xml.Element("ChecksumType", copied.checksum_type);
   }
   co_return co_await SendXml(ctx, 200, xml.Finish(), std::move(header));
 }

@@ -112,11 +112,8 @@ boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(Request
   const BucketName bucket_name(name->bucket);
   if (!source.ok() && source.error().code == ErrorCode::kNoSuchBucket) {
     // A bucket only the upstream has: bound now, as any request to it would.
-    auto adopted = co_await AdoptUpstreamBucket(ctx, bucket_name);
-    if (!adopted.ok()) {
-      co_return std::move(adopted).error();
-    }
-    if (!adopted->has_value()) {
+    STRATA_CO_TRY(auto adopted, co_await AdoptUpstreamBucket(ctx, bucket_name));
+    if (!adopted.has_value()) {
       co_return source;
     }
     source = ReadCopySource(ctx);
@@ -144,10 +141,7 @@ boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(Request
     known = std::move(source).value();
   }
   const ObjectKey key(name->key);
-  auto fetched = co_await FetchLocalCopy(ctx, *bucket, key, std::move(known));
-  if (!fetched.ok()) {
-    co_return std::move(fetched).error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(co_await FetchLocalCopy(ctx, *bucket, key, std::move(known)));
   // Read again: the conditions and the delete-marker rules apply to what is there now.
   co_return ReadCopySource(ctx);
 }

@@ -63,58 +63,32 @@ HandlerResult SetRules(RequestContext& ctx, const std::vector<metadata::Lifecycl
                        unsigned status) {
   BucketName bucket(ctx.target.bucket);
   auto& index = ctx.services.index;
-  auto set = co_await Offload(ctx.services.blocking_pool,
-                              [&] { return index.SetBucketLifecycle(bucket, rules); });
-  if (!set.ok()) {
-    co_return set.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(co_await Offload(
+      ctx.services.blocking_pool, [&] { return index.SetBucketLifecycle(bucket, rules); }));
   co_return co_await SendEmpty(ctx, status);
 }
 
 }  // namespace
 
 HandlerResult PutBucketLifecycleConfiguration(RequestContext& ctx) {
-  auto bucket = ExistingBucket(ctx);
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
-  auto body = co_await ReadXmlBody(ctx, kMaxLifecycleBody);
-  if (!body.ok()) {
-    co_return body.error();
-  }
-  auto digests = VerifyBodyDigests(ctx, body->text);
-  if (!digests.ok()) {
-    co_return digests.error();
-  }
-  auto rules = body->Parse(
-      [](std::string_view text) { return ParseLifecycleConfiguration(text, NewRuleId); });
-  if (!rules.ok()) {
-    co_return rules.error();
-  }
-  auto targets = CheckTargets(ctx.services.config, **bucket, *rules);
-  if (!targets.ok()) {
-    co_return targets.error();
-  }
-  co_return co_await SetRules(ctx, *rules, 200);
+  STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxLifecycleBody));
+  STRATA_CO_RETURN_IF_ERROR(VerifyBodyDigests(ctx, body.text));
+  STRATA_CO_TRY(auto rules, body.Parse([](std::string_view text) {
+    return ParseLifecycleConfiguration(text, NewRuleId);
+  }));
+  STRATA_CO_RETURN_IF_ERROR(CheckTargets(ctx.services.config, *ctx.bucket, rules));
+  co_return co_await SetRules(ctx, rules, 200);
 }
 
 HandlerResult GetBucketLifecycleConfiguration(RequestContext& ctx) {
-  auto bucket = ExistingBucket(ctx);
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
-  if ((*bucket)->lifecycle.empty()) {
+  if (ctx.bucket->lifecycle.empty()) {
     co_return Error(ErrorCode::kNoSuchLifecycleConfiguration,
                     "The lifecycle configuration does not exist");
   }
-  co_return co_await SendXml(ctx, 200, LifecycleConfigurationXml((*bucket)->lifecycle));
+  co_return co_await SendXml(ctx, 200, LifecycleConfigurationXml(ctx.bucket->lifecycle));
 }
 
 HandlerResult DeleteBucketLifecycleConfiguration(RequestContext& ctx) {
-  auto bucket = ExistingBucket(ctx);
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
   const std::vector<metadata::LifecycleRule> none;
   co_return co_await SetRules(ctx, none, 204);
 }

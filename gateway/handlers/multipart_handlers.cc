@@ -60,26 +60,11 @@ void SetChecksumHeaders(ResponseHeader& header, const std::string& algorithm,
 }  // namespace
 
 HandlerResult CreateMultipartUpload(RequestContext& ctx) {
-  auto dirty_ok = CheckDirtyLimit(ctx);
-  if (!dirty_ok.ok()) {
-    co_return dirty_ok.error();
-  }
-  auto key_ok = CheckKeyLength(ctx);
-  if (!key_ok.ok()) {
-    co_return key_ok.error();
-  }
-  auto bucket = ExistingBucket(ctx);
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
   metadata::UploadRecord upload;
   upload.owner = ctx.auth.principal.access_key;
   upload.object.bucket = BucketName(ctx.target.bucket);
   upload.object.key = ObjectKey(ctx.target.key);
-  auto described = DescribeFromHeaders(ctx, upload.object);
-  if (!described.ok()) {
-    co_return described.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(DescribeFromHeaders(ctx, upload.object));
   std::string algorithm(ctx.Header("x-amz-checksum-algorithm"));
   if (!algorithm.empty()) {
     auto parsed = storage::ParseChecksumAlgorithm(algorithm);
@@ -88,96 +73,58 @@ HandlerResult CreateMultipartUpload(RequestContext& ctx) {
     }
     algorithm = std::string(storage::ChecksumName(*parsed));
   }
-  auto type =
-      storage::ResolveChecksumType(algorithm, std::string(ctx.Header("x-amz-checksum-type")));
-  if (!type.ok()) {
-    co_return type.error();
-  }
+  STRATA_CO_TRY(auto type, storage::ResolveChecksumType(
+                               algorithm, std::string(ctx.Header("x-amz-checksum-type"))));
   upload.checksum_algorithm = algorithm;
-  upload.checksum_type = *type;
+  upload.checksum_type = type;
 
   auto& store = ctx.services.store;
-  auto created = co_await Offload(ctx.services.blocking_pool,
-                                  [&] { return store.CreateUpload(std::move(upload)); });
-  if (!created.ok()) {
-    co_return created.error();
-  }
+  STRATA_CO_TRY(auto created, co_await Offload(ctx.services.blocking_pool, [&] {
+                  return store.CreateUpload(std::move(upload));
+                }));
   ResponseHeader header;
-  if (!created->checksum_algorithm.empty()) {
-    header.set("x-amz-checksum-algorithm", created->checksum_algorithm);
-    header.set("x-amz-checksum-type", created->checksum_type);
+  if (!created.checksum_algorithm.empty()) {
+    header.set("x-amz-checksum-algorithm", created.checksum_algorithm);
+    header.set("x-amz-checksum-type", created.checksum_type);
   }
   XmlWriter xml("InitiateMultipartUploadResult");
   xml.Element("Bucket", ctx.target.bucket)
       .Element("Key", ctx.target.key)
-      .Element("UploadId", created->upload_id.view());
+      .Element("UploadId", created.upload_id.view());
   co_return co_await SendXml(ctx, 200, xml.Finish(), std::move(header));
 }
 
 HandlerResult UploadPart(RequestContext& ctx) {
-  auto dirty_ok = CheckDirtyLimit(ctx);
-  if (!dirty_ok.ok()) {
-    co_return dirty_ok.error();
-  }
-  auto number = PartNumberParam(ctx);
-  if (!number.ok()) {
-    co_return number.error();
-  }
-  auto expect = ExpectBody(ctx, storage::kMaxPartSize);
-  if (!expect.ok()) {
-    co_return expect.error();
-  }
-  auto upload = AddressedUpload(ctx);
-  if (!upload.ok()) {
-    co_return upload.error();
-  }
+  STRATA_CO_TRY(auto number, PartNumberParam(ctx));
+  STRATA_CO_TRY(auto expect, ExpectBody(ctx, storage::kMaxPartSize));
+  STRATA_CO_TRY(auto upload, AddressedUpload(ctx));
   // The upload's algorithm is computed for every part, declared or not, so completion
   // can combine it.
-  auto algorithms = expect->Algorithms();
-  if (auto algorithm = storage::ParseChecksumAlgorithm(upload->checksum_algorithm)) {
+  auto algorithms = expect.Algorithms();
+  if (auto algorithm = storage::ParseChecksumAlgorithm(upload.checksum_algorithm)) {
     algorithms.push_back(*algorithm);
   }
-  auto pending = ctx.services.store.BeginWrite(upload->object.bucket, algorithms);
-  if (!pending.ok()) {
-    co_return pending.error();
-  }
-  auto received = co_await ReceiveBody(ctx, std::move(*expect), **pending, storage::kMaxPartSize);
-  if (!received.ok()) {
-    co_return received.error();
-  }
+  STRATA_CO_TRY(auto pending, ctx.services.store.BeginWrite(upload.object.bucket, algorithms));
+  STRATA_CO_TRY(auto received,
+                co_await ReceiveBody(ctx, std::move(expect), *pending, storage::kMaxPartSize));
   auto& store = ctx.services.store;
-  auto part = co_await Offload(ctx.services.blocking_pool, [&] {
-    return store.CommitPart(std::move(*pending), *upload, *number);
-  });
-  if (!part.ok()) {
-    co_return part.error();
-  }
-  ResponseHeader header = std::move(*received);
-  header.set(http::field::etag, "\"" + part->etag + "\"");
-  SetChecksumHeaders(header, upload->checksum_algorithm, part->checksums);
+  STRATA_CO_TRY(auto part, co_await Offload(ctx.services.blocking_pool, [&] {
+                  return store.CommitPart(std::move(pending), upload, number);
+                }));
+  ResponseHeader header = std::move(received);
+  header.set(http::field::etag, "\"" + part.etag + "\"");
+  SetChecksumHeaders(header, upload.checksum_algorithm, part.checksums);
   co_return co_await SendEmpty(ctx, 200, std::move(header));
 }
 
 HandlerResult UploadPartCopy(RequestContext& ctx) {
-  auto number = PartNumberParam(ctx);
-  if (!number.ok()) {
-    co_return number.error();
-  }
-  auto upload = AddressedUpload(ctx);
-  if (!upload.ok()) {
-    co_return upload.error();
-  }
-  auto source = co_await ResolveCopySource(ctx);
-  if (!source.ok()) {
-    co_return source.error();
-  }
-  CopyRange range{0, source->size};
+  STRATA_CO_TRY(auto number, PartNumberParam(ctx));
+  STRATA_CO_TRY(auto upload, AddressedUpload(ctx));
+  STRATA_CO_TRY(auto source, co_await ResolveCopySource(ctx));
+  CopyRange range{0, source.size};
   if (auto header = ctx.Header("x-amz-copy-source-range"); !header.empty()) {
-    auto parsed = ParseCopySourceRange(header, source->size);
-    if (!parsed.ok()) {
-      co_return parsed.error();
-    }
-    range = *parsed;
+    STRATA_CO_TRY(auto parsed, ParseCopySourceRange(header, source.size));
+    range = parsed;
   }
   if (range.length > storage::kMaxPartSize) {
     co_return Error(ErrorCode::kInvalidRequest,
@@ -185,42 +132,30 @@ HandlerResult UploadPartCopy(RequestContext& ctx) {
                     "copy source: 5368709120");
   }
   auto& store = ctx.services.store;
-  auto part = co_await Offload(ctx.services.blocking_pool, [&] {
-    return store.CopyPart(*source, range.first, range.length, *upload, *number);
-  });
-  if (!part.ok()) {
-    co_return part.error();
-  }
+  STRATA_CO_TRY(auto part, co_await Offload(ctx.services.blocking_pool, [&] {
+                  return store.CopyPart(source, range.first, range.length, upload, number);
+                }));
   XmlWriter xml("CopyPartResult");
-  xml.Element("LastModified", FormatIso8601(part->last_modified_ms))
-      .Element("ETag", "\"" + part->etag + "\"");
-  ChecksumElement(xml, part->checksums, upload->checksum_algorithm);
+  xml.Element("LastModified", FormatIso8601(part.last_modified_ms))
+      .Element("ETag", "\"" + part.etag + "\"");
+  ChecksumElement(xml, part.checksums, upload.checksum_algorithm);
   co_return co_await SendXml(ctx, 200, xml.Finish());
 }
 
 HandlerResult CompleteMultipartUpload(RequestContext& ctx) {
   Result<std::vector<storage::CompletedPart>> parts = std::vector<storage::CompletedPart>();
   {
-    auto body = co_await ReadXmlBody(ctx, kMaxCompleteBody);
-    if (!body.ok()) {
-      co_return body.error();
-    }
-    parts = body->Parse(ParseCompleteMultipartUpload);
+    STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxCompleteBody));
+    parts = body.Parse(ParseCompleteMultipartUpload);
   }  // the body and its share of the XML budget go before the completion's disk work
   if (!parts.ok()) {
     co_return parts.error();
   }
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
-  auto condition = WriteConditionFromHeaders(ctx);
-  if (!condition.ok()) {
-    co_return condition.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(ExistingBucket(ctx));
+  STRATA_CO_TRY(auto condition, WriteConditionFromHeaders(ctx));
   storage::CompletionRequest request;
   request.parts = std::move(*parts);
-  request.condition = std::move(*condition);
+  request.condition = std::move(condition);
   for (auto algorithm : kAllChecksums) {
     auto value = ctx.Header(storage::ChecksumHeaderName(algorithm));
     if (!value.empty()) {
@@ -239,85 +174,63 @@ HandlerResult CompleteMultipartUpload(RequestContext& ctx) {
   ObjectKey key(ctx.target.key);
   UploadId upload_id(ctx.target.Param("uploadId").value_or(""));
   auto& store = ctx.services.store;
-  auto object = co_await Offload(ctx.services.blocking_pool, [&] {
-    return store.CompleteUpload(bucket, key, upload_id, request);
-  });
-  if (!object.ok()) {
-    co_return object.error();
-  }
+  STRATA_CO_TRY(auto object, co_await Offload(ctx.services.blocking_pool, [&] {
+                  return store.CompleteUpload(bucket, key, upload_id, request);
+                }));
   XmlWriter xml("CompleteMultipartUploadResult");
   xml.Element("Location", "/" + ctx.target.bucket + "/" + ctx.target.key)
       .Element("Bucket", ctx.target.bucket)
       .Element("Key", ctx.target.key)
-      .Element("ETag", "\"" + object->etag + "\"");
-  for (const auto& [name, value] : object->checksums) {
+      .Element("ETag", "\"" + object.etag + "\"");
+  for (const auto& [name, value] : object.checksums) {
     xml.Element("Checksum" + name, value);
   }
-  xml.Element("ChecksumType", object->checksum_type);
+  xml.Element("ChecksumType", object.checksum_type);
   ResponseHeader header;
-  SetVersionHeader(ctx, object->version_id, header);
+  SetVersionHeader(ctx, object.version_id, header);
   co_return co_await SendXml(ctx, 200, xml.Finish(), std::move(header));
 }
 
 HandlerResult AbortMultipartUpload(RequestContext& ctx) {
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
   BucketName bucket(ctx.target.bucket);
   ObjectKey key(ctx.target.key);
   UploadId upload_id(ctx.target.Param("uploadId").value_or(""));
   auto& store = ctx.services.store;
-  auto aborted = co_await Offload(ctx.services.blocking_pool,
-                                  [&] { return store.AbortUpload(bucket, key, upload_id); });
-  if (!aborted.ok()) {
-    co_return aborted.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(co_await Offload(
+      ctx.services.blocking_pool, [&] { return store.AbortUpload(bucket, key, upload_id); }));
   co_return co_await SendEmpty(ctx, 204);
 }
 
 HandlerResult ListParts(RequestContext& ctx) {
-  auto max_parts = CountParam(ctx, "max-parts", 1000, 1000);
-  if (!max_parts.ok()) {
-    co_return max_parts.error();
-  }
-  auto marker = CountParam(ctx, "part-number-marker", 0, storage::kMaxPartNumber);
-  if (!marker.ok()) {
-    co_return marker.error();
-  }
-  auto upload = AddressedUpload(ctx);
-  if (!upload.ok()) {
-    co_return upload.error();
-  }
-  auto page =
-      ctx.services.store.ListParts(*upload, static_cast<std::uint32_t>(*marker), *max_parts);
-  if (!page.ok()) {
-    co_return page.error();
-  }
+  STRATA_CO_TRY(auto max_parts, CountParam(ctx, "max-parts", 1000, 1000));
+  STRATA_CO_TRY(auto marker, CountParam(ctx, "part-number-marker", 0, storage::kMaxPartNumber));
+  STRATA_CO_TRY(auto upload, AddressedUpload(ctx));
+  STRATA_CO_TRY(auto page, ctx.services.store.ListParts(upload, static_cast<std::uint32_t>(marker),
+                                                        max_parts));
   XmlWriter xml("ListPartsResult");
   xml.Element("Bucket", ctx.target.bucket)
       .Element("Key", ctx.target.key)
-      .Element("UploadId", upload->upload_id.view());
-  xml.Open("Initiator").Element("ID", upload->owner).Element("DisplayName", upload->owner).Close();
-  xml.Open("Owner").Element("ID", upload->owner).Element("DisplayName", upload->owner).Close();
-  xml.Element("StorageClass", upload->object.storage_class)
-      .Element("PartNumberMarker", std::to_string(*marker));
-  if (!page->parts.empty()) {
-    xml.Element("NextPartNumberMarker", std::to_string(page->parts.back().number));
+      .Element("UploadId", upload.upload_id.view());
+  xml.Open("Initiator").Element("ID", upload.owner).Element("DisplayName", upload.owner).Close();
+  xml.Open("Owner").Element("ID", upload.owner).Element("DisplayName", upload.owner).Close();
+  xml.Element("StorageClass", upload.object.storage_class)
+      .Element("PartNumberMarker", std::to_string(marker));
+  if (!page.parts.empty()) {
+    xml.Element("NextPartNumberMarker", std::to_string(page.parts.back().number));
   }
-  xml.Element("MaxParts", std::to_string(*max_parts))
-      .Element("IsTruncated", page->truncated ? "true" : "false");
-  if (!upload->checksum_algorithm.empty()) {
-    xml.Element("ChecksumAlgorithm", upload->checksum_algorithm)
-        .Element("ChecksumType", upload->checksum_type);
+  xml.Element("MaxParts", std::to_string(max_parts))
+      .Element("IsTruncated", page.truncated ? "true" : "false");
+  if (!upload.checksum_algorithm.empty()) {
+    xml.Element("ChecksumAlgorithm", upload.checksum_algorithm)
+        .Element("ChecksumType", upload.checksum_type);
   }
-  for (const auto& part : page->parts) {
+  for (const auto& part : page.parts) {
     xml.Open("Part")
         .Element("PartNumber", std::to_string(part.number))
         .Element("LastModified", FormatIso8601(part.last_modified_ms))
         .Element("ETag", "\"" + part.etag + "\"")
         .Element("Size", std::to_string(part.size));
-    ChecksumElement(xml, part.checksums, upload->checksum_algorithm);
+    ChecksumElement(xml, part.checksums, upload.checksum_algorithm);
     xml.Close();
   }
   co_return co_await SendXml(ctx, 200, xml.Finish());
@@ -333,14 +246,8 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
   if (!url_encode.ok()) {
     co_return url_encode.error();
   }
-  auto max_uploads = CountParam(ctx, "max-uploads", 1000, 1000);
-  if (!max_uploads.ok()) {
-    co_return max_uploads.error();
-  }
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
+  STRATA_CO_TRY(auto max_uploads, CountParam(ctx, "max-uploads", 1000, 1000));
+  STRATA_CO_RETURN_IF_ERROR(ExistingBucket(ctx));
 
   // Walk the uploads, folding keys that share a delimited prefix into one CommonPrefix.
   std::vector<metadata::UploadRecord> uploads;
@@ -350,18 +257,16 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
   bool truncated = false;
   BucketName bucket(t.bucket);
   // max-uploads=0 asks for nothing and, as in S3, is never truncated.
-  while (!truncated && *max_uploads > 0) {
+  while (!truncated && max_uploads > 0) {
     const std::size_t have = uploads.size() + common_prefixes.size();
-    auto page = ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id,
-                                               std::max<std::size_t>(*max_uploads - have, 1));
-    if (!page.ok()) {
-      co_return page.error();
-    }
-    if (page->uploads.empty()) {
+    STRATA_CO_TRY(auto page,
+                  ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id,
+                                                 std::max<std::size_t>(max_uploads - have, 1)));
+    if (page.uploads.empty()) {
       break;
     }
     bool skipped = false;
-    for (auto& upload : page->uploads) {
+    for (auto& upload : page.uploads) {
       const std::string& key = upload.object.key.str();
       std::string rolled;
       if (!delimiter.empty()) {
@@ -370,7 +275,7 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
           rolled = key.substr(0, pos + delimiter.size());
         }
       }
-      if (uploads.size() + common_prefixes.size() >= *max_uploads) {
+      if (uploads.size() + common_prefixes.size() >= max_uploads) {
         truncated = true;
         break;
       }
@@ -386,16 +291,14 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
       cursor_id = upload.upload_id.str();
       uploads.push_back(std::move(upload));
     }
-    if (!skipped && !page->truncated) {
+    if (!skipped && !page.truncated) {
       break;
     }
   }
-  if (!truncated && uploads.size() + common_prefixes.size() >= *max_uploads && *max_uploads > 0) {
-    auto more = ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id, 1);
-    if (!more.ok()) {
-      co_return more.error();
-    }
-    truncated = !more->uploads.empty();
+  if (!truncated && uploads.size() + common_prefixes.size() >= max_uploads && max_uploads > 0) {
+    STRATA_CO_TRY(auto more,
+                  ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id, 1));
+    truncated = !more.uploads.empty();
   }
 
   *url_encode =
@@ -418,7 +321,7 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
   if (!delimiter.empty()) {
     xml.Element("Delimiter", enc(delimiter));
   }
-  xml.Element("Prefix", enc(prefix)).Element("MaxUploads", std::to_string(*max_uploads));
+  xml.Element("Prefix", enc(prefix)).Element("MaxUploads", std::to_string(max_uploads));
   if (*url_encode) {
     xml.Element("EncodingType", "url");
   }

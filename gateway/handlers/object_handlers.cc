@@ -64,48 +64,23 @@ Result<std::optional<ByteRange>> PartRange(const RequestContext& ctx,
 }  // namespace
 
 HandlerResult PutObject(RequestContext& ctx) {
-  auto dirty_ok = CheckDirtyLimit(ctx);
-  if (!dirty_ok.ok()) {
-    co_return dirty_ok.error();
-  }
-  auto key_ok = CheckKeyLength(ctx);
-  if (!key_ok.ok()) {
-    co_return key_ok.error();
-  }
-  auto expect = ExpectBody(ctx, kMaxSinglePut);
-  if (!expect.ok()) {
-    co_return expect.error();
-  }
-  auto condition = WriteConditionFromHeaders(ctx);
-  if (!condition.ok()) {
-    co_return condition.error();
-  }
+  STRATA_CO_TRY(auto expect, ExpectBody(ctx, kMaxSinglePut));
+  STRATA_CO_TRY(auto condition, WriteConditionFromHeaders(ctx));
   metadata::ObjectRecord record;
   record.bucket = BucketName(ctx.target.bucket);
   record.key = ObjectKey(ctx.target.key);
-  auto described = DescribeFromHeaders(ctx, record);
-  if (!described.ok()) {
-    co_return described.error();
-  }
-  auto pending = ctx.services.store.BeginWrite(record.bucket, expect->Algorithms());
-  if (!pending.ok()) {
-    co_return pending.error();
-  }
-  auto received = co_await ReceiveBody(ctx, std::move(*expect), **pending, kMaxSinglePut);
-  if (!received.ok()) {
-    co_return received.error();
-  }
-  ResponseHeader header = std::move(*received);
+  STRATA_CO_RETURN_IF_ERROR(DescribeFromHeaders(ctx, record));
+  STRATA_CO_TRY(auto pending, ctx.services.store.BeginWrite(record.bucket, expect.Algorithms()));
+  STRATA_CO_TRY(auto received,
+                co_await ReceiveBody(ctx, std::move(expect), *pending, kMaxSinglePut));
+  ResponseHeader header = std::move(received);
 
   auto& store = ctx.services.store;
-  auto committed = co_await Offload(ctx.services.blocking_pool, [&] {
-    return store.CommitWrite(std::move(*pending), std::move(record), *condition);
-  });
-  if (!committed.ok()) {
-    co_return committed.error();
-  }
-  header.set(http::field::etag, "\"" + committed->etag + "\"");
-  SetVersionHeader(ctx, committed->version_id, header);
+  STRATA_CO_TRY(auto committed, co_await Offload(ctx.services.blocking_pool, [&] {
+                  return store.CommitWrite(std::move(pending), std::move(record), condition);
+                }));
+  header.set(http::field::etag, "\"" + committed.etag + "\"");
+  SetVersionHeader(ctx, committed.version_id, header);
   co_return co_await SendEmpty(ctx, 200, std::move(header));
 }
 
@@ -119,11 +94,8 @@ HandlerResult GetObject(RequestContext& ctx) {
     co_return co_await ReadThrough(ctx);  // a key only the upstream may have
   }
   if (bound && current_version && record.ok()) {
-    auto current = co_await Revalidate(ctx, *record);
-    if (!current.ok()) {
-      co_return current.error();
-    }
-    if (!*current) {
+    STRATA_CO_TRY(auto current, co_await Revalidate(ctx, *record));
+    if (!current) {
       co_return co_await GetObject(ctx);  // the stale copy is gone: read through again
     }
   }
@@ -163,26 +135,24 @@ HandlerResult GetObject(RequestContext& ctx) {
   if (answered) {
     co_return std::move(*answered);
   }
-  auto range = ctx.target.HasParam("partNumber") ? PartRange(ctx, *record)
-                                                 : ParseRange(ctx.Header("range"), record->size);
-  if (!range.ok()) {
-    co_return range.error();
-  }
+  STRATA_CO_TRY(auto range, ctx.target.HasParam("partNumber")
+                                ? PartRange(ctx, *record)
+                                : ParseRange(ctx.Header("range"), record->size));
 
   ResponseHeader header;
-  DescribeToHeaders(ctx, *record, !range->has_value(), header);
+  DescribeToHeaders(ctx, *record, !range.has_value(), header);
   SetVersionHeader(ctx, record->version_id, header);
   if (ctx.target.HasParam("partNumber") && !record->parts.empty()) {
     header.set("x-amz-mp-parts-count", std::to_string(record->parts.size()));
   }
   std::uint64_t first = 0;
   std::uint64_t length = record->size;
-  if (range->has_value()) {
-    first = (*range)->first;
-    length = (*range)->last - first + 1;
+  if (range.has_value()) {
+    first = range->first;
+    length = range->last - first + 1;
     header.result(http::status::partial_content);
     header.set(http::field::content_range, "bytes " + std::to_string(first) + "-" +
-                                               std::to_string((*range)->last) + "/" +
+                                               std::to_string(range->last) + "/" +
                                                std::to_string(record->size));
   } else {
     header.result(http::status::ok);
@@ -194,33 +164,24 @@ HandlerResult GetObject(RequestContext& ctx) {
 }
 
 HandlerResult DeleteObject(RequestContext& ctx) {
-  if (ctx.target.key.size() > kMaxKeyBytes) {
-    co_return Error(ErrorCode::kKeyTooLong, "Your key is too long");
-  }
   BucketName bucket(ctx.target.bucket);
   ObjectKey key(ctx.target.key);
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
   auto version = ctx.target.Param("versionId");
   if (version && version->empty()) {
     co_return Error(ErrorCode::kInvalidArgument, "Version id cannot be the empty string");
   }
   VersionId version_id(version.value_or(""));
   auto& store = ctx.services.store;
-  auto deleted = co_await Offload(ctx.services.blocking_pool, [&] {
-    return version ? store.DeleteVersion(bucket, key, version_id) : store.DeleteObject(bucket, key);
-  });
-  if (!deleted.ok()) {
-    co_return deleted.error();
-  }
+  STRATA_CO_TRY(auto deleted, co_await Offload(ctx.services.blocking_pool, [&] {
+                  return version ? store.DeleteVersion(bucket, key, version_id)
+                                 : store.DeleteObject(bucket, key);
+                }));
   ResponseHeader header;
-  if (deleted->delete_marker) {
+  if (deleted.delete_marker) {
     header.set("x-amz-delete-marker", "true");
   }
-  if (!deleted->version_id.empty()) {
-    header.set("x-amz-version-id", deleted->version_id.str());
+  if (!deleted.version_id.empty()) {
+    header.set("x-amz-version-id", deleted.version_id.str());
   }
   co_return co_await SendEmpty(ctx, 204, std::move(header));
 }
@@ -228,24 +189,12 @@ HandlerResult DeleteObject(RequestContext& ctx) {
 HandlerResult DeleteObjects(RequestContext& ctx) {
   // 1000 keys of up to 1024 bytes, with their XML.
   constexpr std::size_t kMaxDeleteBody = 2 * 1024 * 1024;
-  auto body = co_await ReadXmlBody(ctx, kMaxDeleteBody);
-  if (!body.ok()) {
-    co_return body.error();
-  }
+  STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxDeleteBody));
   // S3 asks for Content-MD5 or a checksum on this call; whichever came must match.
-  auto digests = VerifyBodyDigests(ctx, body->text);
-  if (!digests.ok()) {
-    co_return digests.error();
-  }
-  auto request = body->Parse(ParseDeleteRequest);
-  if (!request.ok()) {
-    co_return request.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(VerifyBodyDigests(ctx, body.text));
+  STRATA_CO_TRY(auto request, body.Parse(ParseDeleteRequest));
   BucketName bucket(ctx.target.bucket);
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(ExistingBucket(ctx));
 
   struct Outcome {
     const DeleteRequest::Entry* entry;
@@ -255,8 +204,8 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
   // One trip to the blocking pool for the whole batch.
   auto outcomes = co_await Offload(ctx.services.blocking_pool, [&] {
     std::vector<Outcome> out;
-    out.reserve(request->objects.size());
-    for (const auto& entry : request->objects) {
+    out.reserve(request.objects.size());
+    for (const auto& entry : request.objects) {
       if (entry.key.size() > kMaxKeyBytes) {
         out.push_back({&entry, Error(ErrorCode::kKeyTooLong, "Your key is too long")});
       } else if (!entry.version_id.empty()) {
@@ -272,7 +221,7 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
   XmlWriter xml("DeleteResult");
   for (const auto& outcome : outcomes) {
     if (outcome.result.ok()) {
-      if (!request->quiet) {
+      if (!request.quiet) {
         const auto& deleted = *outcome.result;
         xml.Open("Deleted").Element("Key", outcome.entry->key);
         if (!outcome.entry->version_id.empty()) {

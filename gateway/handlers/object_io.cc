@@ -491,31 +491,19 @@ boost::asio::awaitable<Result<ResponseHeader>> ReceiveBody(RequestContext& ctx,
   std::string decoded;
   decoded.reserve(block);
   for (;;) {
-    auto got = co_await ctx.exchange.ReadBody(std::span<char>(raw.get(), block));
-    if (!got.ok()) {
-      co_return got.error();
-    }
-    if (*got == 0) {
+    STRATA_CO_TRY(auto got, co_await ctx.exchange.ReadBody(std::span<char>(raw.get(), block)));
+    if (got == 0) {
       break;
     }
     decoded.clear();
-    auto fed = decoder->Feed(std::string_view(raw.get(), *got), decoded);
-    if (!fed.ok()) {
-      co_return fed.error();
-    }
+    STRATA_CO_RETURN_IF_ERROR(decoder->Feed(std::string_view(raw.get(), got), decoded));
     if (write.size() + decoded.size() > max_size) {
       co_return Error(ErrorCode::kEntityTooLarge,
                       "Your proposed upload exceeds the maximum allowed object size.");
     }
-    auto appended = co_await write.AppendAsync(decoded);
-    if (!appended.ok()) {
-      co_return appended.error();
-    }
+    STRATA_CO_RETURN_IF_ERROR(co_await write.AppendAsync(decoded));
   }
-  auto finished = decoder->Finish();
-  if (!finished.ok()) {
-    co_return finished.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(decoder->Finish());
   if (expect.size >= 0 && write.size() != static_cast<std::uint64_t>(expect.size)) {
     co_return Error(
         ErrorCode::kIncompleteBody,

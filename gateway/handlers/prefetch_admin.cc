@@ -65,16 +65,10 @@ HandlerResult StartJob(RequestContext& ctx) {
   const std::string prefix(ctx.target.Param("prefix").value_or(""));
   if (!ctx.services.store.GetBucket(name).ok()) {
     // A bucket of the upstream's that no request has touched yet is adopted now.
-    auto adopted = co_await AdoptUpstreamBucket(ctx, name);
-    if (!adopted.ok()) {
-      co_return adopted.error();
-    }
+    STRATA_CO_RETURN_IF_ERROR(co_await AdoptUpstreamBucket(ctx, name));
   }
-  auto started = ctx.services.prefetch->Start(name, prefix, budget);
-  if (!started.ok()) {
-    co_return started.error();
-  }
-  co_return co_await SendJson(ctx, 202, JobJson(*started));
+  STRATA_CO_TRY(auto started, ctx.services.prefetch->Start(name, prefix, budget));
+  co_return co_await SendJson(ctx, 202, JobJson(started));
 }
 
 }  // namespace
@@ -101,18 +95,12 @@ HandlerResult HandlePrefetchAdmin(RequestContext& ctx) {
     }
     co_return Error(ErrorCode::kMethodNotAllowed, "prefetch takes GET and POST");
   }
-  auto id = JobId(path);
-  if (!id.ok()) {
-    co_return id.error();
-  }
+  STRATA_CO_TRY(auto id, JobId(path));
   if (verb != http::verb::get && verb != http::verb::delete_) {
     co_return Error(ErrorCode::kMethodNotAllowed, "a prefetch job takes GET and DELETE");
   }
-  auto job = verb == http::verb::get ? jobs->Get(*id) : jobs->Cancel(*id);
-  if (!job.ok()) {
-    co_return job.error();
-  }
-  co_return co_await SendJson(ctx, 200, JobJson(*job));
+  STRATA_CO_TRY(auto job, verb == http::verb::get ? jobs->Get(id) : jobs->Cancel(id));
+  co_return co_await SendJson(ctx, 200, JobJson(job));
 }
 
 }  // namespace strata::gateway

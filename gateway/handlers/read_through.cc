@@ -153,11 +153,8 @@ asio::awaitable<Result<void>> StreamFromUpstream(
     }
     co_return co_await ctx.exchange.SendBody(block);
   };
-  auto got = co_await client.GetObject(bucket.upstream_bucket, key.str(), std::move(request),
-                                       std::move(sink));
-  if (!got.ok()) {
-    co_return std::move(got).error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(co_await client.GetObject(bucket.upstream_bucket, key.str(),
+                                                      std::move(request), std::move(sink)));
   co_return Ok();
 }
 
@@ -267,24 +264,16 @@ asio::awaitable<Result<metadata::ListObjectsPage>> ListMergedPage(RequestContext
                                                                   std::size_t max_keys) {
   const metadata::BucketRecord& bucket = *ctx.bucket;
   auto& index = ctx.services.index;
-  auto local = index.ListObjects(bucket.name, prefix, start_after, max_keys);
-  if (!local.ok()) {
-    co_return std::move(local).error();
-  }
+  STRATA_CO_TRY(auto local, index.ListObjects(bucket.name, prefix, start_after, max_keys));
   auto executor = co_await asio::this_coro::executor;
   auto& client = ctx.services.upstream->Client(executor);
   storage::upstream::ListRequest request;
   request.prefix = prefix;
   request.start_after = UpstreamStartAfter(start_after);
   request.max_keys = static_cast<int>(std::max<std::size_t>(max_keys, 1));
-  auto listed = co_await client.ListObjectsV2(bucket.upstream_bucket, std::move(request));
-  if (!listed.ok()) {
-    co_return std::move(listed).error();
-  }
-  auto upstream = UpstreamOnly(index, bucket, listed->objects);
-  if (!upstream.ok()) {
-    co_return std::move(upstream).error();
-  }
+  STRATA_CO_TRY(auto listed,
+                co_await client.ListObjectsV2(bucket.upstream_bucket, std::move(request)));
+  STRATA_CO_TRY(auto upstream, UpstreamOnly(index, bucket, listed.objects));
   // Each source is complete only up to its last entry when it has more: the merged page
   // stops at the smaller of those bounds.
   std::optional<std::string> bound;
@@ -293,15 +282,15 @@ asio::awaitable<Result<metadata::ListObjectsPage>> ListMergedPage(RequestContext
       bound = last;
     }
   };
-  if (local->truncated && !local->objects.empty()) {
-    tighten(local->objects.back().key.str());
+  if (local.truncated && !local.objects.empty()) {
+    tighten(local.objects.back().key.str());
   }
-  if (listed->truncated && !listed->objects.empty()) {
-    tighten(listed->objects.back().key);
+  if (listed.truncated && !listed.objects.empty()) {
+    tighten(listed.objects.back().key);
   }
   metadata::ListObjectsPage page;
-  auto& a = local->objects;
-  auto& b = *upstream;
+  auto& a = local.objects;
+  auto& b = upstream;
   std::size_t i = 0;
   std::size_t j = 0;
   while (i < a.size() || j < b.size()) {
@@ -320,7 +309,7 @@ asio::awaitable<Result<metadata::ListObjectsPage>> ListMergedPage(RequestContext
     page.objects.push_back(std::move(next));
     take_local ? ++i : ++j;
   }
-  page.truncated = page.truncated || local->truncated || listed->truncated;
+  page.truncated = page.truncated || local.truncated || listed.truncated;
   co_return page;
 }
 
@@ -362,12 +351,9 @@ asio::awaitable<Result<bool>> Revalidate(RequestContext& ctx,
   // Changed or deleted behind strata's back: the local copy is stale.
   metadata::UpstreamCopy copy{record.version_id, record.etag, record.last_modified_ms, *upstream};
   auto& store = ctx.services.store;
-  auto dropped = co_await Offload(ctx.services.blocking_pool, [&] {
+  STRATA_CO_RETURN_IF_ERROR(co_await Offload(ctx.services.blocking_pool, [&] {
     return store.DropCachedCopy(bucket.name, record.key, copy);
-  });
-  if (!dropped.ok()) {
-    co_return std::move(dropped).error();
-  }
+  }));
   spdlog::info("read-through: {}/{} changed upstream; the local copy was dropped",
                bucket.name.str(), record.key.str());
   co_return false;
@@ -392,10 +378,7 @@ asio::awaitable<Result<std::optional<metadata::BucketRecord>>> AdoptUpstreamBuck
   }
   // A bucket that keeps versions upstream keeps them through strata too, so pushes add
   // versions there rather than only the newest state.
-  auto versioning = co_await client.GetBucketVersioning(name.str());
-  if (!versioning.ok()) {
-    co_return std::move(versioning).error();
-  }
+  STRATA_CO_TRY(auto versioning, co_await client.GetBucketVersioning(name.str()));
   auto& store = ctx.services.store;
   const std::string owner = ctx.auth.principal.access_key;
   const std::string tier = ctx.services.upstream->tier_name();
@@ -403,23 +386,20 @@ asio::awaitable<Result<std::optional<metadata::BucketRecord>>> AdoptUpstreamBuck
   auto created =
       co_await Offload(ctx.services.blocking_pool, [&]() -> Result<metadata::BucketRecord> {
         auto bucket = store.CreateBucket(name, owner, region, tier);
-        if (bucket.ok() && !versioning->empty()) {
-          STRATA_RETURN_IF_ERROR(store.SetBucketVersioning(name, *versioning));
-          bucket->versioning = *versioning;
+        if (bucket.ok() && !versioning.empty()) {
+          STRATA_RETURN_IF_ERROR(store.SetBucketVersioning(name, versioning));
+          bucket->versioning = versioning;
         }
         return bucket;
       });
   if (created.ok()) {
     spdlog::info("upstream bucket {} adopted (bound to tier {}, versioning \"{}\")", name.str(),
-                 tier, *versioning);
+                 tier, versioning);
     co_return Adopted(std::move(created).value());
   }
   // Adopted concurrently by another request: use that record.
-  auto existing = store.GetBucket(name);
-  if (!existing.ok()) {
-    co_return std::move(existing).error();
-  }
-  co_return Adopted(std::move(existing).value());
+  STRATA_CO_TRY(auto existing, store.GetBucket(name));
+  co_return Adopted(std::move(existing));
 }
 
 namespace {
@@ -498,23 +478,20 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   if (answered) {
     co_return std::move(*answered);
   }
-  auto range = ParseRange(ctx.Header("range"), record.size);
-  if (!range.ok()) {
-    co_return range.error();
-  }
+  STRATA_CO_TRY(auto range, ParseRange(ctx.Header("range"), record.size));
   if (ctx.target.HasParam("partNumber")) {
     co_return Error(ErrorCode::kNotImplemented,
                     "partNumber of an object not on the local tier is not supported yet");
   }
   ResponseHeader header;
-  DescribeToHeaders(ctx, record, !range->has_value(), header);
+  DescribeToHeaders(ctx, record, !range.has_value(), header);
   SetVersionHeader(ctx, record.version_id, header);
   std::uint64_t length = record.size;
-  if (range->has_value()) {
-    length = (*range)->last - (*range)->first + 1;
+  if (range.has_value()) {
+    length = range->last - range->first + 1;
     header.result(http::status::partial_content);
-    header.set(http::field::content_range, "bytes " + std::to_string((*range)->first) + "-" +
-                                               std::to_string((*range)->last) + "/" +
+    header.set(http::field::content_range, "bytes " + std::to_string(range->first) + "-" +
+                                               std::to_string(range->last) + "/" +
                                                std::to_string(record.size));
   } else {
     header.result(http::status::ok);
@@ -540,7 +517,7 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   }
   bool fill_ok = fill != nullptr;
   if (length > 0) {
-    auto streamed = co_await StreamFromUpstream(ctx, bucket, record.key, upstream, *range,
+    auto streamed = co_await StreamFromUpstream(ctx, bucket, record.key, upstream, range,
                                                 fill.get(), fill_ok, true);
     if (!streamed.ok()) {
       ctx.exchange.CloseAfterResponse();  // the body is cut short: the client must see it
@@ -579,11 +556,8 @@ asio::awaitable<Result<metadata::ObjectRecord>> DescribeUpstreamObject(
   auto& client = ctx.services.upstream->Client(executor);
   // No defaulted arguments into a coroutine: GCC 12 frees their temporaries wrongly.
   storage::upstream::GetRequest plain;
-  auto info = co_await client.HeadObject(bucket.upstream_bucket, key.str(), plain);
-  if (!info.ok()) {
-    co_return std::move(info).error();
-  }
-  co_return RecordFromUpstream(bucket, key, *info);
+  STRATA_CO_TRY(auto info, co_await client.HeadObject(bucket.upstream_bucket, key.str(), plain));
+  co_return RecordFromUpstream(bucket, key, info);
 }
 
 }  // namespace
@@ -591,10 +565,7 @@ asio::awaitable<Result<metadata::ObjectRecord>> DescribeUpstreamObject(
 HandlerResult ReadThrough(RequestContext& ctx) {
   const metadata::BucketRecord& bucket = *ctx.bucket;
   const ObjectKey key(ctx.target.key);
-  auto visible = UpstreamCopyVisible(ctx, bucket, key);
-  if (!visible.ok()) {
-    co_return visible.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(UpstreamCopyVisible(ctx, bucket, key));
   std::shared_ptr<FlightSeat> seat;
   if (WholeObjectGet(ctx)) {
     const bool waited = co_await WaitForLeader(seat, bucket.name.str() + '\0' + key.str());
@@ -602,18 +573,11 @@ HandlerResult ReadThrough(RequestContext& ctx) {
       co_return co_await GetObject(ctx);  // the cached copy now, or a read-through again
     }
   }
-  auto described = co_await DescribeUpstreamObject(ctx, bucket, key);
-  if (!described.ok()) {
-    co_return std::move(described).error();
-  }
-  metadata::ObjectRecord record = std::move(described).value();
-  auto location = UpstreamLocationOf(record, bucket.upstream_tier);
-  if (!location.ok()) {
-    co_return location.error();
-  }
+  STRATA_CO_TRY(metadata::ObjectRecord record, co_await DescribeUpstreamObject(ctx, bucket, key));
+  STRATA_CO_TRY(auto location, UpstreamLocationOf(record, bucket.upstream_tier));
   ObserveMiss(ctx, record);
-  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
-                                       Fill::kNewCopy, std::move(seat));
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kNewCopy,
+                                       std::move(seat));
 }
 
 bool RestoreRequired(const Config& config, const metadata::BucketRecord& bucket,
@@ -631,10 +595,7 @@ bool RestoreRequired(const Config& config, const metadata::BucketRecord& bucket,
 }
 
 HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
-  auto location = UpstreamLocationOf(record, ctx.bucket->upstream_tier);
-  if (!location.ok()) {
-    co_return location.error();
-  }
+  STRATA_CO_TRY(auto location, UpstreamLocationOf(record, ctx.bucket->upstream_tier));
   std::shared_ptr<FlightSeat> seat;
   if (WholeObjectGet(ctx)) {
     const bool waited = co_await WaitForLeader(seat, CopyId(record));
@@ -643,8 +604,8 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
     }
   }
   ObserveMiss(ctx, record);
-  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location).value(),
-                                       Fill::kRestore, std::move(seat));
+  co_return co_await ServeFromUpstream(ctx, std::move(record), std::move(location), Fill::kRestore,
+                                       std::move(seat));
 }
 
 asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
@@ -655,33 +616,20 @@ asio::awaitable<Result<metadata::ObjectRecord>> FetchLocalCopy(
   if (restore) {
     record = std::move(*known);
   } else {
-    auto visible = UpstreamCopyVisible(ctx, bucket, key);
-    if (!visible.ok()) {
-      co_return visible.error();
-    }
-    auto described = co_await DescribeUpstreamObject(ctx, bucket, key);
-    if (!described.ok()) {
-      co_return std::move(described).error();
-    }
-    record = std::move(described).value();
+    STRATA_CO_RETURN_IF_ERROR(UpstreamCopyVisible(ctx, bucket, key));
+    STRATA_CO_TRY(record, co_await DescribeUpstreamObject(ctx, bucket, key));
   }
   const auto location = UpstreamLocationOf(record, bucket.upstream_tier);
   if (!location.ok()) {
     co_return location.error();
   }
-  auto begun = ctx.services.store.BeginWrite(bucket.name, {});
-  if (!begun.ok()) {
-    co_return std::move(begun).error();
-  }
-  std::unique_ptr<storage::PendingWrite> fill = std::move(begun).value();
+  STRATA_CO_TRY(std::unique_ptr<storage::PendingWrite> fill,
+                ctx.services.store.BeginWrite(bucket.name, {}));
   bool fill_ok = true;
   if (record.size > 0) {
     const std::optional<ByteRange> whole;
-    auto fetched =
-        co_await StreamFromUpstream(ctx, bucket, key, *location, whole, fill.get(), fill_ok, false);
-    if (!fetched.ok()) {
-      co_return std::move(fetched).error();
-    }
+    STRATA_CO_RETURN_IF_ERROR(co_await StreamFromUpstream(ctx, bucket, key, *location, whole,
+                                                          fill.get(), fill_ok, false));
   }
   const VersionId version = record.version_id;
   const bool committed = co_await CommitFill(ctx.services, std::move(fill), std::move(record),

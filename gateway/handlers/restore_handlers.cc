@@ -45,27 +45,11 @@ Result<bool> SetRestore(metadata::Index& index, const metadata::ObjectRecord& re
 }  // namespace
 
 HandlerResult RestoreObject(RequestContext& ctx) {
-  auto bucket = ExistingBucket(ctx);
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
-  auto body = co_await ReadXmlBody(ctx, kMaxRestoreBody);
-  if (!body.ok()) {
-    co_return body.error();
-  }
-  auto digests = VerifyBodyDigests(ctx, body->text);
-  if (!digests.ok()) {
-    co_return digests.error();
-  }
-  auto request = body->Parse(ParseRestoreRequest);
-  if (!request.ok()) {
-    co_return request.error();
-  }
-  auto record = AddressedVersion(ctx);
-  if (!record.ok()) {
-    co_return record.error();
-  }
-  if (record->delete_marker) {
+  STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxRestoreBody));
+  STRATA_CO_RETURN_IF_ERROR(VerifyBodyDigests(ctx, body.text));
+  STRATA_CO_TRY(auto request, body.Parse(ParseRestoreRequest));
+  STRATA_CO_TRY(auto record, AddressedVersion(ctx));
+  if (record.delete_marker) {
     if (ctx.target.HasParam("versionId")) {
       co_return Error(ErrorCode::kMethodNotAllowed,
                       "The specified method is not allowed against this resource.");
@@ -73,35 +57,33 @@ HandlerResult RestoreObject(RequestContext& ctx) {
     co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
   }
   const Config& config = ctx.services.config;
-  const TierConfig* tier = config.TierOfClass(record->storage_class);
+  const TierConfig* tier = config.TierOfClass(record.storage_class);
   if (tier == nullptr || tier->kind != TierKind::kS3 || ctx.services.fetcher == nullptr) {
     co_return Error(ErrorCode::kInvalidObjectState,
                     "Restore is not allowed for the object's current storage class");
   }
-  if (record->restore_ongoing) {
+  if (record.restore_ongoing) {
     co_return Error(ErrorCode::kRestoreAlreadyInProgress, "Object restore is already in progress");
   }
   const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   ctx.services.clock.Now().time_since_epoch())
                                   .count();
-  const std::int64_t expiry = ExpiryMs(now_ms, request->days, config.lifecycle.day.count());
-  const bool local = ctx.services.store.HasLocalCopy(*record);
+  const std::int64_t expiry = ExpiryMs(now_ms, request.days, config.lifecycle.day.count());
+  const bool local = ctx.services.store.HasLocalCopy(record);
   auto& index = ctx.services.index;
-  auto set = co_await Offload(ctx.services.blocking_pool,
-                              [&] { return SetRestore(index, *record, expiry, !local); });
-  if (!set.ok()) {
-    co_return set.error();
-  }
-  if (!*set) {
+  STRATA_CO_TRY(auto set, co_await Offload(ctx.services.blocking_pool, [&] {
+                  return SetRestore(index, record, expiry, !local);
+                }));
+  if (!set) {
     co_return Error(ErrorCode::kUnavailable, "The object changed while it was being restored",
                     true);
   }
   if (local) {
     co_return co_await SendEmpty(ctx, 200);  // restored already: a new expiry only
   }
-  metadata::ObjectRecord fetched = *record;
+  metadata::ObjectRecord fetched = record;
   const bool queued =
-      ctx.services.fetcher->Enqueue(*record, [&index, fetched, expiry](const Result<bool>& done) {
+      ctx.services.fetcher->Enqueue(record, [&index, fetched, expiry](const Result<bool>& done) {
         if (!done.ok()) {
           spdlog::warn("restore: {}/{} failed: {}", fetched.bucket.str(), fetched.key.str(),
                        done.error().message);
@@ -116,7 +98,7 @@ HandlerResult RestoreObject(RequestContext& ctx) {
       });
   if (!queued) {
     auto undone = co_await Offload(ctx.services.blocking_pool,
-                                   [&] { return SetRestore(index, *record, 0, false); });
+                                   [&] { return SetRestore(index, record, 0, false); });
     (void)undone;
     co_return Error(ErrorCode::kUnavailable, "Too many restores in progress; retry later", true);
   }

@@ -49,17 +49,14 @@ HandlerResult HandleScrubAdmin(RequestContext& ctx) {
   if (verb != http::verb::post) {
     co_return Error(ErrorCode::kNotFound, "no such admin API resource");
   }
-  auto seconds = CountParam(ctx, "wait", 0, kMaxWaitSeconds);
-  if (!seconds.ok()) {
-    co_return seconds.error();
-  }
+  STRATA_CO_TRY(auto seconds, CountParam(ctx, "wait", 0, kMaxWaitSeconds));
   // The pass to wait for: the one started now, or the one running already.
   const std::uint64_t before = scrubber->stats().passes_completed;
   const bool started = scrubber->StartPass();
-  bool done = *seconds == 0;
+  bool done = seconds == 0;
   if (!done) {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::seconds(static_cast<std::int64_t>(*seconds));
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(seconds));
     boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
     while (!(done = scrubber->stats().passes_completed > before) &&
            std::chrono::steady_clock::now() < deadline) {

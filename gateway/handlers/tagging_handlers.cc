@@ -33,23 +33,11 @@ Result<std::optional<VersionId>> VersionParam(const RequestContext& ctx) {
 // A tagging request body: read, checked against its digests, parsed and validated.
 boost::asio::awaitable<Result<metadata::Tags>> ReadTagging(RequestContext& ctx, std::size_t limit,
                                                            TagOwner owner) {
-  auto body = co_await ReadXmlBody(ctx, limit);
-  if (!body.ok()) {
-    co_return body.error();
-  }
-  auto digests = VerifyBodyDigests(ctx, body->text);
-  if (!digests.ok()) {
-    co_return digests.error();
-  }
-  auto tags = body->Parse(ParseTagging);
-  if (!tags.ok()) {
-    co_return tags.error();
-  }
-  auto valid = ValidateTags(*tags, owner);
-  if (!valid.ok()) {
-    co_return valid.error();
-  }
-  co_return std::move(*tags);
+  STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, limit));
+  STRATA_CO_RETURN_IF_ERROR(VerifyBodyDigests(ctx, body.text));
+  STRATA_CO_TRY(auto tags, body.Parse(ParseTagging));
+  STRATA_CO_RETURN_IF_ERROR(ValidateTags(tags, owner));
+  co_return std::move(tags);
 }
 
 std::string TaggingXml(const metadata::Tags& tags) {
@@ -63,68 +51,38 @@ std::string TaggingXml(const metadata::Tags& tags) {
 
 // Replaces the addressed version's tags and answers `status` with its version id.
 HandlerResult SetTags(RequestContext& ctx, const metadata::Tags& tags, unsigned status) {
-  auto version = VersionParam(ctx);
-  if (!version.ok()) {
-    co_return version.error();
-  }
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
+  STRATA_CO_TRY(auto version, VersionParam(ctx));
+  STRATA_CO_RETURN_IF_ERROR(ExistingBucket(ctx));
   BucketName bucket(ctx.target.bucket);
   ObjectKey key(ctx.target.key);
   auto& store = ctx.services.store;
-  auto updated = co_await Offload(ctx.services.blocking_pool,
-                                  [&] { return store.SetObjectTags(bucket, key, *version, tags); });
-  if (!updated.ok()) {
-    co_return updated.error();
-  }
+  STRATA_CO_TRY(auto updated, co_await Offload(ctx.services.blocking_pool, [&] {
+                  return store.SetObjectTags(bucket, key, version, tags);
+                }));
   ResponseHeader header;
-  SetVersionHeader(ctx, updated->version_id, header);
+  SetVersionHeader(ctx, updated.version_id, header);
   co_return co_await SendEmpty(ctx, status, std::move(header));
 }
 
 }  // namespace
 
 HandlerResult PutObjectTagging(RequestContext& ctx) {
-  auto key_ok = CheckKeyLength(ctx);
-  if (!key_ok.ok()) {
-    co_return key_ok.error();
-  }
-  auto tags = co_await ReadTagging(ctx, kMaxObjectTaggingBody, TagOwner::kObject);
-  if (!tags.ok()) {
-    co_return tags.error();
-  }
-  co_return co_await SetTags(ctx, *tags, 200);
+  STRATA_CO_TRY(auto tags, co_await ReadTagging(ctx, kMaxObjectTaggingBody, TagOwner::kObject));
+  co_return co_await SetTags(ctx, tags, 200);
 }
 
 HandlerResult DeleteObjectTagging(RequestContext& ctx) {
-  auto key_ok = CheckKeyLength(ctx);
-  if (!key_ok.ok()) {
-    co_return key_ok.error();
-  }
   const metadata::Tags none;
   co_return co_await SetTags(ctx, none, 204);
 }
 
 HandlerResult GetObjectTagging(RequestContext& ctx) {
-  auto key_ok = CheckKeyLength(ctx);
-  if (!key_ok.ok()) {
-    co_return key_ok.error();
-  }
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
-  auto record = AddressedVersion(ctx);
-  if (!record.ok()) {
-    co_return record.error();
-  }
-  if (record->delete_marker) {
+  STRATA_CO_TRY(auto record, AddressedVersion(ctx));
+  if (record.delete_marker) {
     // S3: a delete marker has no tags to show.
     ResponseHeader header;
     header.set("x-amz-delete-marker", "true");
-    header.set("x-amz-version-id", record->version_id.str());
+    header.set("x-amz-version-id", record.version_id.str());
     co_return co_await SendS3Error(
         ctx,
         Error(ErrorCode::kMethodNotAllowed,
@@ -132,53 +90,33 @@ HandlerResult GetObjectTagging(RequestContext& ctx) {
         std::move(header));
   }
   ResponseHeader header;
-  SetVersionHeader(ctx, record->version_id, header);
-  co_return co_await SendXml(ctx, 200, TaggingXml(record->tags), std::move(header));
+  SetVersionHeader(ctx, record.version_id, header);
+  co_return co_await SendXml(ctx, 200, TaggingXml(record.tags), std::move(header));
 }
 
 HandlerResult PutBucketTagging(RequestContext& ctx) {
-  auto tags = co_await ReadTagging(ctx, kMaxBucketTaggingBody, TagOwner::kBucket);
-  if (!tags.ok()) {
-    co_return tags.error();
-  }
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
+  STRATA_CO_TRY(auto tags, co_await ReadTagging(ctx, kMaxBucketTaggingBody, TagOwner::kBucket));
+  STRATA_CO_RETURN_IF_ERROR(ExistingBucket(ctx));
   BucketName bucket(ctx.target.bucket);
   auto& store = ctx.services.store;
-  auto set = co_await Offload(ctx.services.blocking_pool,
-                              [&] { return store.SetBucketTags(bucket, *tags); });
-  if (!set.ok()) {
-    co_return set.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(co_await Offload(ctx.services.blocking_pool,
+                                             [&] { return store.SetBucketTags(bucket, tags); }));
   co_return co_await SendEmpty(ctx, 204);
 }
 
 HandlerResult GetBucketTagging(RequestContext& ctx) {
-  auto bucket = ExistingBucket(ctx);
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
-  if ((*bucket)->tags.empty()) {
+  if (ctx.bucket->tags.empty()) {
     co_return Error(ErrorCode::kNoSuchTagSet, "The TagSet does not exist");
   }
-  co_return co_await SendXml(ctx, 200, TaggingXml((*bucket)->tags));
+  co_return co_await SendXml(ctx, 200, TaggingXml(ctx.bucket->tags));
 }
 
 HandlerResult DeleteBucketTagging(RequestContext& ctx) {
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
   BucketName bucket(ctx.target.bucket);
   auto& store = ctx.services.store;
   const metadata::Tags none;
-  auto set = co_await Offload(ctx.services.blocking_pool,
-                              [&] { return store.SetBucketTags(bucket, none); });
-  if (!set.ok()) {
-    co_return set.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(co_await Offload(ctx.services.blocking_pool,
+                                             [&] { return store.SetBucketTags(bucket, none); }));
   co_return co_await SendEmpty(ctx, 204);
 }
 

@@ -17,47 +17,28 @@ constexpr std::size_t kMaxVersioningBody = 64 * 1024;
 }  // namespace
 
 HandlerResult PutBucketVersioning(RequestContext& ctx) {
-  auto body = co_await ReadXmlBody(ctx, kMaxVersioningBody);
-  if (!body.ok()) {
-    co_return body.error();
-  }
-  auto status = body->Parse(ParseVersioningConfiguration);
-  if (!status.ok()) {
-    co_return status.error();
-  }
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
-  const metadata::BucketRecord& record = **exists;
+  STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxVersioningBody));
+  STRATA_CO_TRY(auto status, body.Parse(ParseVersioningConfiguration));
+  STRATA_CO_TRY(auto exists, ExistingBucket(ctx));
+  const metadata::BucketRecord& record = *exists;
   if (!record.upstream_tier.empty() && ctx.services.upstream != nullptr) {
     // The upstream first, as CreateBucket does: its version history must follow strata's
     // from the first push after this.
     auto executor = co_await asio::this_coro::executor;
     auto& client = ctx.services.upstream->Client(executor);
-    auto mirrored = co_await client.PutBucketVersioning(record.upstream_bucket, *status);
-    if (!mirrored.ok()) {
-      co_return mirrored.error();
-    }
+    STRATA_CO_RETURN_IF_ERROR(co_await client.PutBucketVersioning(record.upstream_bucket, status));
   }
   BucketName bucket(ctx.target.bucket);
   auto& store = ctx.services.store;
-  auto set = co_await Offload(ctx.services.blocking_pool,
-                              [&] { return store.SetBucketVersioning(bucket, *status); });
-  if (!set.ok()) {
-    co_return set.error();
-  }
+  STRATA_CO_RETURN_IF_ERROR(co_await Offload(
+      ctx.services.blocking_pool, [&] { return store.SetBucketVersioning(bucket, status); }));
   co_return co_await SendEmpty(ctx, 200);
 }
 
 HandlerResult GetBucketVersioning(RequestContext& ctx) {
-  auto bucket = ExistingBucket(ctx);
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
   XmlWriter xml("VersioningConfiguration");
-  if (!(*bucket)->versioning.empty()) {
-    xml.Element("Status", (*bucket)->versioning);
+  if (!ctx.bucket->versioning.empty()) {
+    xml.Element("Status", ctx.bucket->versioning);
   }
   co_return co_await SendXml(ctx, 200, xml.Finish());
 }
@@ -76,15 +57,9 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
   if (!url_encode.ok()) {
     co_return url_encode.error();
   }
-  auto max_keys_param = CountParam(ctx, "max-keys", 1000, 1000);
-  if (!max_keys_param.ok()) {
-    co_return max_keys_param.error();
-  }
-  const std::size_t max_keys = *max_keys_param;
-  auto exists = ExistingBucket(ctx);
-  if (!exists.ok()) {
-    co_return exists.error();
-  }
+  STRATA_CO_TRY(auto max_keys_param, CountParam(ctx, "max-keys", 1000, 1000));
+  const std::size_t max_keys = max_keys_param;
+  STRATA_CO_TRY(auto exists, ExistingBucket(ctx));
 
   // Walk the versions, folding keys that share a delimited prefix into one CommonPrefix.
   std::vector<metadata::VersionEntry> entries;
@@ -95,13 +70,10 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
   BucketName bucket(t.bucket);
   while (!truncated && max_keys > 0) {
     const std::size_t have = entries.size() + common_prefixes.size();
-    auto page = ctx.services.index.ListVersions(bucket, prefix, cursor_key, cursor_version,
-                                                max_keys - have + 1);
-    if (!page.ok()) {
-      co_return page.error();
-    }
+    STRATA_CO_TRY(auto page, ctx.services.index.ListVersions(bucket, prefix, cursor_key,
+                                                             cursor_version, max_keys - have + 1));
     bool skipped = false;
-    for (auto& entry : page->versions) {
+    for (auto& entry : page.versions) {
       const std::string key = entry.record.key.str();
       std::string rolled;
       if (!delimiter.empty()) {
@@ -126,7 +98,7 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
       cursor_version = entry.record.version_id.str();
       entries.push_back(std::move(entry));
     }
-    if (!skipped && !page->truncated) {
+    if (!skipped && !page.truncated) {
       break;
     }
   }
@@ -160,7 +132,7 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
           .Element("NextVersionIdMarker", entries.back().record.version_id.view());
     }
   }
-  const std::string& owner = (*exists)->owner;
+  const std::string& owner = exists->owner;
   for (const auto& entry : entries) {
     const auto& r = entry.record;
     xml.Open(r.delete_marker ? "DeleteMarker" : "Version")

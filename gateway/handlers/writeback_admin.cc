@@ -70,28 +70,19 @@ HandlerResult Evict(RequestContext& ctx) {
     co_return Error(ErrorCode::kInvalidArgument, "evict needs ?bucket=...&key=...");
   }
   auto& store = ctx.services.store;
-  auto bucket = store.GetBucket(BucketName(std::string(*bucket_name)));
-  if (!bucket.ok()) {
-    co_return bucket.error();
-  }
+  STRATA_CO_TRY(auto bucket, store.GetBucket(BucketName(std::string(*bucket_name))));
   // ?versionId=V: that version rather than the current one (a versioned bucket's older
   // versions are upstream each under its own upstream id).
   auto version = ctx.target.Param("versionId");
-  auto record = version ? store.HeadVersion(bucket->name, ObjectKey(std::string(*key)),
-                                            VersionId(std::string(*version)))
-                        : store.HeadObject(bucket->name, ObjectKey(std::string(*key)));
-  if (!record.ok()) {
-    co_return record.error();
-  }
+  STRATA_CO_TRY(auto record, version ? store.HeadVersion(bucket.name, ObjectKey(std::string(*key)),
+                                                         VersionId(std::string(*version)))
+                                     : store.HeadObject(bucket.name, ObjectKey(std::string(*key))));
   bool evicted = false;
-  if (!bucket->upstream_tier.empty() && !record->delete_marker) {
-    auto done = co_await Offload(ctx.services.blocking_pool, [&] {
-      return store.EvictLocalCopy(*record, bucket->upstream_tier);
-    });
-    if (!done.ok()) {
-      co_return done.error();
-    }
-    evicted = *done;
+  if (!bucket.upstream_tier.empty() && !record.delete_marker) {
+    STRATA_CO_TRY(auto done, co_await Offload(ctx.services.blocking_pool, [&] {
+                    return store.EvictLocalCopy(record, bucket.upstream_tier);
+                  }));
+    evicted = done;
   }
   co_return co_await SendJson(ctx, 200,
                               std::string("{\"evicted\":") + (evicted ? "true" : "false") + "}");
@@ -103,11 +94,9 @@ HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
   auto& services = ctx.services;
   const auto verb = ctx.request().method();
   if (ctx.target.raw_path == kWritebackPath && verb == http::verb::get) {
-    auto json = co_await Offload(services.blocking_pool, [&] { return BacklogJson(services); });
-    if (!json.ok()) {
-      co_return json.error();
-    }
-    co_return co_await SendJson(ctx, 200, std::move(*json));
+    STRATA_CO_TRY(auto json,
+                  co_await Offload(services.blocking_pool, [&] { return BacklogJson(services); }));
+    co_return co_await SendJson(ctx, 200, std::move(json));
   }
   if (ctx.target.raw_path == kEvictPath && verb == http::verb::post) {
     co_return co_await Evict(ctx);
@@ -115,12 +104,9 @@ HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
   if (ctx.target.raw_path != kFlushPath || verb != http::verb::post) {
     co_return Error(ErrorCode::kNotFound, "no such admin API resource");
   }
-  auto seconds = CountParam(ctx, "timeout", kDefaultFlushSeconds, kMaxFlushSeconds);
-  if (!seconds.ok()) {
-    co_return seconds.error();
-  }
+  STRATA_CO_TRY(auto seconds, CountParam(ctx, "timeout", kDefaultFlushSeconds, kMaxFlushSeconds));
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(*seconds));
+      std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(seconds));
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   while (services.index.WritebackBacklog().objects > 0 &&
          std::chrono::steady_clock::now() < deadline) {
@@ -134,11 +120,9 @@ HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
     services.writeback->FlushUntil({});  // back to the delay
   }
   const bool drained = services.index.WritebackBacklog().objects == 0;
-  auto json = co_await Offload(services.blocking_pool, [&] { return BacklogJson(services); });
-  if (!json.ok()) {
-    co_return json.error();
-  }
-  co_return co_await SendJson(ctx, drained ? 200 : 503, std::move(*json));
+  STRATA_CO_TRY(auto json,
+                co_await Offload(services.blocking_pool, [&] { return BacklogJson(services); }));
+  co_return co_await SendJson(ctx, drained ? 200 : 503, std::move(json));
 }
 
 }  // namespace strata::gateway

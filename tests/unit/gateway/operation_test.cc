@@ -76,6 +76,68 @@ TEST(Operation, Objects) {
   EXPECT_EQ(Op(verb::get, "/metrics/tagging"), "GetObject");
 }
 
+Classification Route(verb method, std::string_view target, bool copy = false) {
+  auto t = ParseS3Target(target, "h", "");
+  EXPECT_TRUE(t.ok()) << target;
+  return Classify(*t, method, copy);
+}
+
+// The status Dispatch answers for what strata does not implement: 501 for a sub-resource
+// (or one this target cannot have), 405 for a method a known resource does not take.
+TEST(Operation, Refusals) {
+  auto refusal = [](verb method, std::string_view target) { return Route(method, target).refusal; };
+  EXPECT_EQ(refusal(verb::get, "/b/k"), Refusal::kNone);
+  EXPECT_EQ(refusal(verb::put, "/"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::get, "/?acl"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::get, "/b?cors"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::put, "/b/k?acl"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::post, "/b"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::post, "/b/k"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::options, "/b"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::options, "/b/k"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::post, "/b?tagging"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::post, "/b/k?tagging"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::post, "/b?lifecycle"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::get, "/b/k?lifecycle"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::post, "/b?restore"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::get, "/b?restore"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::get, "/b/k?restore"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::put, "/b/k?attributes"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::get, "/b?attributes"), Refusal::kNone);  // ListObjects
+  // An unsupported sub-resource wins over the supported ones, ?delete over it.
+  EXPECT_EQ(refusal(verb::put, "/b?tagging&acl"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::post, "/b?delete&acl"), Refusal::kNone);
+}
+
+// What metrics count is what Dispatch runs, including where the two used to differ.
+TEST(Operation, NamesFollowTheRoute) {
+  EXPECT_EQ(Op(verb::get, "/?tagging"), "ListBuckets");  // the service ignores ?tagging
+  EXPECT_EQ(Op(verb::put, "/b?tagging&acl"), "PUT");     // refused 501
+  EXPECT_EQ(Op(verb::put, "/b?restore"), "PUT");         // refused 501, not CreateBucket
+  EXPECT_EQ(Op(verb::head, "/b?restore"), "HEAD");
+  EXPECT_EQ(Op(verb::put, "/b/k?attributes"), "PUT");  // refused 405, not PutObject
+  EXPECT_EQ(Op(verb::post, "/b?delete&acl"), "DeleteObjects");
+}
+
+// A PUT on a bucket that configures no sub-resource of an existing one may create it:
+// Dispatch does not look it up first; everything else in a bucket is looked up first,
+// refusals included (a stranger's bucket answers 403 before 501).
+TEST(Operation, BucketLookupFirst) {
+  EXPECT_FALSE(Route(verb::put, "/b").bucket_first);
+  EXPECT_FALSE(Route(verb::put, "/b?acl").bucket_first);
+  EXPECT_FALSE(Route(verb::put, "/b?restore").bucket_first);
+  EXPECT_FALSE(Route(verb::get, "/").bucket_first);
+  EXPECT_FALSE(Route(verb::get, "/_strata/admin/users").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?versioning").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?tagging").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?lifecycle").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?tagging&acl").bucket_first);
+  EXPECT_TRUE(Route(verb::get, "/b?acl").bucket_first);
+  EXPECT_TRUE(Route(verb::head, "/b").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b/k").bucket_first);
+  EXPECT_TRUE(Route(verb::options, "/b/k").bucket_first);
+}
+
 TEST(Operation, NamesAreDistinctAndValidLabelValues) {
   std::set<std::string_view> names;
   for (std::size_t i = 0; i < kS3OperationCount; ++i) {
