@@ -6,8 +6,10 @@
 #include <string>
 
 #include "auth/verifier.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/task_group.h"
 #include "gateway/credentials.h"
 #include "gateway/server.h"
 #include "gateway/services.h"
@@ -84,15 +86,18 @@ int main(int argc, char** argv) {
   if (ec) {
     return Fail("server.data_dir: cannot create " + config->server.data_dir + ": " + ec.message());
   }
+  // The one clock every worker reads and waits on.
+  SystemClock clock;
   auto index = metadata::Index::Open(
       config->server.data_dir + "/index",
       metadata::IndexOptions{.sync = config->server.fsync,
                              .lifecycle_day_ms = config->lifecycle.day.count(),
-                             .block_cache_bytes = config->server.index_cache_bytes});
+                             .block_cache_bytes = config->server.index_cache_bytes,
+                             .clock = &clock});
   if (!index.ok()) {
     return Fail("cannot open the index: " + index.error().message);
   }
-  auto store = storage::ObjectStore::Open(*config, **index);
+  auto store = storage::ObjectStore::Open(*config, **index, storage::SweepOptions{}, clock);
   if (!store.ok()) {
     return Fail("cannot open the storage engine: " + store.error().message);
   }
@@ -101,12 +106,14 @@ int main(int argc, char** argv) {
 
   gateway::SetXmlBudget(config->server.xml_memory_bytes);
 
-  SystemClock clock;
   gateway::IndexCredentialStore credentials(*config, **index);
   auth::Verifier verifier(credentials, clock,
                           auth::VerifierOptions{.region = config->server.region});
   boost::asio::thread_pool blocking_pool(kBlockingThreads);
   gateway::Services services{*config, clock, **index, **store, verifier, blocking_pool};
+  // Read-through fills committed after their answer; the server waits for them on stop.
+  TaskGroup background;
+  services.background = &background;
 
   // The cold tier: an upstream S3 store, and the worker writing the queue back to it.
   std::unique_ptr<storage::Upstream> upstream;
@@ -124,11 +131,13 @@ int main(int argc, char** argv) {
         options.cold_classes.insert(cls);
       }
     }
-    writeback = std::make_unique<storage::WritebackWorker>(**index, **store, *upstream, options);
+    writeback =
+        std::make_unique<storage::WritebackWorker>(**index, **store, *upstream, options, clock);
     services.upstream = upstream.get();
     services.writeback = writeback.get();
     fetcher = std::make_unique<storage::Fetcher>(
-        **store, *upstream, storage::FetchOptions{.concurrency = config->prefetch.concurrency});
+        **store, *upstream, storage::FetchOptions{.concurrency = config->prefetch.concurrency},
+        clock);
     services.fetcher = fetcher.get();
     const auto backlog = (*index)->WritebackBacklog();
     spdlog::info("upstream: tier {} at {}; write-back delay {} ms, backlog {} objects, {} bytes",
@@ -149,12 +158,12 @@ int main(int argc, char** argv) {
   // reports every copy that lands to it, from any thread that moves data: it outlives the
   // lifecycle worker (declared after it), and the write-back worker and fetcher are
   // stopped explicitly below before it goes.
-  storage::TierCaches tier_caches(*config, **index, **store);
+  storage::TierCaches tier_caches(*config, **index, **store, storage::TierCacheOptions{}, clock);
   (*store)->SetResidencyListener(
       [&tier_caches](const metadata::ObjectRecord& record) { tier_caches.OnResident(record); });
   services.tier_caches = &tier_caches;
 
-  // Prefetch jobs run on the fetcher's thread: the fetcher is stopped (below) before they go.
+  // Prefetch jobs run on the fetcher's thread: stopped (below) before the fetcher.
   std::unique_ptr<storage::PrefetchJobs> prefetch;
   if (fetcher) {
     prefetch = std::make_unique<storage::PrefetchJobs>(*config, clock, **index, **store, *fetcher,
@@ -167,7 +176,7 @@ int main(int argc, char** argv) {
   services.lifecycle = &lifecycle;
 
   // The scrubber: every local copy verified in the background at [scrub] bytes_per_second.
-  storage::Scrubber scrubber(config->scrub, **index, **store, *repairer);
+  storage::Scrubber scrubber(config->scrub, **index, **store, *repairer, clock);
   services.scrubber = &scrubber;
 
   gateway::Server server(services);
@@ -187,6 +196,12 @@ int main(int argc, char** argv) {
   server.Run();
   (*store)->SetRepairer(nullptr);
   scrubber.Stop();  // it waits on repairs, which the fetcher runs
+  // The prefetch jobs run on the fetcher's thread: stopped (cancelled, waited for) while
+  // it runs; the fetcher then cancels the fetches they queued, whose answers still reach
+  // the jobs' counters; only then may those go.
+  if (prefetch) {
+    prefetch->Stop();
+  }
   fetcher.reset();
   prefetch.reset();
   if (upstream) {

@@ -120,10 +120,10 @@ HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
     co_return seconds.error();
   }
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(*seconds));
+      services.clock.SteadyNow() + std::chrono::seconds(static_cast<std::int64_t>(*seconds));
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   while (services.index.WritebackBacklog().objects > 0 &&
-         std::chrono::steady_clock::now() < deadline) {
+         services.clock.SteadyNow() < deadline) {
     if (services.writeback != nullptr) {
       services.writeback->FlushUntil(deadline);
     }
