@@ -2,12 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 #include <exception>
@@ -18,10 +17,19 @@ namespace asio = boost::asio;
 
 // Uncounts a task when its coroutine frame goes: finished, thrown, or destroyed with its
 // io_context.
+// A parameter of the task's coroutine, so that it goes with the frame even when the
+// frame never ran (cancelled before its first step).
 struct TaskGroup::Finish {
+  Finish(TaskGroup* g, std::uint64_t i) : group(g), id(i) {}
+  Finish(Finish&& other) noexcept : group(std::exchange(other.group, nullptr)), id(other.id) {}
+  Finish& operator=(Finish&&) = delete;
+  ~Finish() {
+    if (group != nullptr) {
+      group->Finished(id);
+    }
+  }
   TaskGroup* group;
   std::uint64_t id;
-  ~Finish() { group->Finished(id); }
 };
 
 TaskGroup::~TaskGroup() {
@@ -45,7 +53,7 @@ bool TaskGroup::Spawn(const asio::any_io_executor& executor, asio::awaitable<voi
     cancelled = cancelled_;
   }
   asio::cancellation_slot slot = task->signal.slot();
-  asio::co_spawn(executor, Run(this, id, std::move(body)),
+  asio::co_spawn(executor, Run(Finish(this, id), std::move(body)),
                  asio::bind_cancellation_slot(slot, [task](std::exception_ptr) mutable {
                    // On the task's executor, the coroutine done. The signal holds the
                    // cancellation state its frames used until the spawn's own last step,
@@ -64,9 +72,7 @@ bool TaskGroup::Spawn(const asio::any_io_executor& executor, asio::awaitable<voi
   return true;
 }
 
-asio::awaitable<void> TaskGroup::Run(TaskGroup* group, std::uint64_t id,
-                                     asio::awaitable<void> body) {
-  Finish finish{group, id};
+asio::awaitable<void> TaskGroup::Run([[maybe_unused]] Finish finish, asio::awaitable<void> body) {
   try {
     co_await std::move(body);
   } catch (const boost::system::system_error& e) {
@@ -81,7 +87,7 @@ asio::awaitable<void> TaskGroup::Run(TaskGroup* group, std::uint64_t id,
 }
 
 void TaskGroup::Finished(std::uint64_t id) {
-  std::vector<asio::any_completion_handler<void()>> wake;
+  std::vector<Waiter> wake;
   {
     std::lock_guard lock(mu_);
     tasks_.erase(id);
@@ -91,9 +97,12 @@ void TaskGroup::Finished(std::uint64_t id) {
     wake.swap(waiters_);
     idle_.notify_all();
   }
-  for (auto& handler : wake) {
-    auto executor = asio::get_associated_executor(handler);
-    asio::post(executor, std::move(handler));
+  for (auto& waiter : wake) {
+    asio::post(waiter.executor, [timer = std::move(waiter.timer)] {
+      if (auto t = timer.lock()) {
+        t->cancel();
+      }
+    });
   }
 }
 
@@ -123,18 +132,18 @@ void TaskGroup::Cancel() {
 }
 
 asio::awaitable<void> TaskGroup::Wait() {
-  co_await asio::async_initiate<asio::use_awaitable_t<>, void()>(
-      [this](auto handler) {
-        std::unique_lock lock(mu_);
-        if (!tasks_.empty()) {
-          waiters_.emplace_back(std::move(handler));
-          return;
-        }
-        lock.unlock();
-        auto executor = asio::get_associated_executor(handler);
-        asio::post(executor, std::move(handler));
-      },
-      asio::use_awaitable);
+  auto executor = co_await asio::this_coro::executor;
+  auto timer = std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
+  {
+    std::lock_guard lock(mu_);
+    if (tasks_.empty()) {
+      co_return;
+    }
+    waiters_.push_back({executor, timer});
+  }
+  // The cancel Finished posts to this executor runs only once this coroutine waits.
+  boost::system::error_code ec;
+  co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
 void TaskGroup::Join() {

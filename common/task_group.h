@@ -15,10 +15,10 @@
 // group outlives its tasks: the destructor closes, cancels and joins.
 #pragma once
 
-#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -60,8 +60,7 @@ class TaskGroup {
     bool finished = false;                    // on `executor` only
   };
   struct Finish;
-  static boost::asio::awaitable<void> Run(TaskGroup* group, std::uint64_t id,
-                                          boost::asio::awaitable<void> body);
+  static boost::asio::awaitable<void> Run(Finish finish, boost::asio::awaitable<void> body);
   void Finished(std::uint64_t id);
 
   mutable std::mutex mu_;  // guards everything below
@@ -70,7 +69,13 @@ class TaskGroup {
   bool cancelled_ = false;  // a task spawned since Cancel is cancelled at once
   std::uint64_t next_id_ = 0;
   std::map<std::uint64_t, std::shared_ptr<Task>> tasks_;
-  std::vector<boost::asio::any_completion_handler<void()>> waiters_;
+  // Wait()s in progress: each sleeps on its timer until the count reaches 0, when the
+  // timer is cancelled on its executor.
+  struct Waiter {
+    boost::asio::any_io_executor executor;
+    std::weak_ptr<boost::asio::steady_timer> timer;
+  };
+  std::vector<Waiter> waiters_;
 };
 
 }  // namespace strata
