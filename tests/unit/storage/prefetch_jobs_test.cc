@@ -6,7 +6,7 @@
 // past it); a scan is recognised from scan_threshold misses within scan_window (not when
 // the window passed between them), its job fetches the keys the reader has not read, only
 // into the hot tier's room, then waits for the reader and ends once the scan has been
-// idle for scan_window, not a millisecond before.
+// idle for scan_window (at a millisecond less it waits on).
 #include "storage/engine/prefetch_jobs.h"
 
 #include <gtest/gtest.h>
@@ -259,8 +259,9 @@ TEST_F(PrefetchJobsTest, ALearnedScanFillsTheRoomThenStopsOnceIdle) {
   EXPECT_EQ(Job(first.id).state, PrefetchState::kRunning);
   EXPECT_EQ(Job(first.id).queued, 3u);
 
-  // Past the window: the scan is idle and the job ends, out of room.
-  clock_.Advance(milliseconds(2));
+  // Past the window (by more than the job's room poll): the scan is idle and the job
+  // ends, out of room.
+  clock_.Advance(std::chrono::seconds(1));
   info = Ended(first.id);
   EXPECT_EQ(info.state, PrefetchState::kDone) << info.error;
   EXPECT_TRUE(info.budget_reached);  // stopped before the end of the listing
