@@ -61,8 +61,8 @@ class Clock {
   }
   bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                std::chrono::nanoseconds timeout, const std::function<bool()>& done) const {
-    return WaitUntil(lock, cv, SteadyNow() + std::chrono::duration_cast<SteadyTime::duration>(timeout),
-                     done);
+    return WaitUntil(lock, cv,
+                     SteadyNow() + std::chrono::duration_cast<SteadyTime::duration>(timeout), done);
   }
 
   // The process's system clock, for callers nobody wired a clock into (tools, tests that

@@ -133,7 +133,8 @@ void TaskGroup::Cancel() {
 
 asio::awaitable<void> TaskGroup::Wait() {
   auto executor = co_await asio::this_coro::executor;
-  auto timer = std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
+  auto timer =
+      std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
   {
     std::lock_guard lock(mu_);
     if (tasks_.empty()) {

@@ -576,7 +576,7 @@ class Session final : public Exchange {
   // Its entry in core_.idle_cancellers while it serves.
   std::optional<std::list<std::function<void()>>::iterator> canceller_;
   bool opened_ = false;  // counted as an open connection in the metrics
-  bool linger_ = true;  // close() after reading what the client still sends (Close)
+  bool linger_ = true;   // close() after reading what the client still sends (Close)
   std::string request_id_;
   std::string head_;  // the last response's status line and fields, its capacity reused
   bool idle_ = false;

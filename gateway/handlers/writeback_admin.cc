@@ -122,8 +122,7 @@ HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
   const auto deadline =
       services.clock.SteadyNow() + std::chrono::seconds(static_cast<std::int64_t>(*seconds));
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-  while (services.index.WritebackBacklog().objects > 0 &&
-         services.clock.SteadyNow() < deadline) {
+  while (services.index.WritebackBacklog().objects > 0 && services.clock.SteadyNow() < deadline) {
     if (services.writeback != nullptr) {
       services.writeback->FlushUntil(deadline);
     }

@@ -404,8 +404,8 @@ Result<PrefetchJobInfo> PrefetchJobs::Launch(const BucketName& bucket, const std
 }
 
 asio::awaitable<void> PrefetchJobs::RunJob(PrefetchJobs* self, std::shared_ptr<Job> job) {
-  PrefetchRun runner(self->clock_, self->index_, self->store_, self->fetcher_, self->tier_caches_, self->mu_,
-                     self->scans_, 2 * self->config_.prefetch.concurrency,
+  PrefetchRun runner(self->clock_, self->index_, self->store_, self->fetcher_, self->tier_caches_,
+                     self->mu_, self->scans_, 2 * self->config_.prefetch.concurrency,
                      self->config_.prefetch.scan_window);
   auto ran = co_await runner.Run(job, self->stats_);
   std::lock_guard lock(self->mu_);
@@ -478,8 +478,7 @@ bool PrefetchJobs::Running(std::uint64_t id) const {
   return it != jobs_.end() && it->second->info.state == PrefetchState::kRunning;
 }
 
-bool PrefetchJobs::Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids,
-                          SteadyTime now) {
+bool PrefetchJobs::Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids, SteadyTime now) {
   const auto [copy_id, key_hash] = ids;
   const bool next_epoch = scan.read.contains(key_hash);  // read again
   if (next_epoch) {

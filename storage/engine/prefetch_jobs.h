@@ -43,8 +43,8 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/error.h"
-#include "common/task_group.h"
 #include "common/ids.h"
+#include "common/task_group.h"
 #include "metadata/index.h"
 #include "storage/object_store.h"
 
@@ -143,8 +143,7 @@ class PrefetchJobs {
   void Forget();  // drops the oldest finished jobs past kKeptJobs; under mu_
   // Records that the followed `scan` read the copy `ids` (TierCaches::Ids); true when it
   // had read it already in this epoch: the next epoch begins. Under mu_.
-  bool Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids,
-              SteadyTime now);
+  bool Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids, SteadyTime now);
   // True, the scan's miss count reset, when no learned job of the scan runs: the caller
   // launches one (LaunchLearned, without mu_). Under mu_.
   bool StartFollowing(Scan& scan, SteadyTime now);

@@ -183,8 +183,7 @@ struct Fetcher::State {
   }
 };
 
-Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options,
-                 const Clock& clock)
+Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options, const Clock& clock)
     : state_(std::make_unique<State>(store, upstream, options, clock)) {
   state_->client = upstream.NewClient(state_->ioc.get_executor());
 }

@@ -45,9 +45,9 @@ std::int64_t DueMs(std::int64_t created_ms, std::int64_t days) {
 class LifecycleWorkerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto index = metadata::Index::Open(
-        (dir_.path() / "index").string(),
-        {.sync = false, .lifecycle_day_ms = kDayMs, .clock = &clock_});
+    auto index =
+        metadata::Index::Open((dir_.path() / "index").string(),
+                              {.sync = false, .lifecycle_day_ms = kDayMs, .clock = &clock_});
     ASSERT_TRUE(index.ok()) << index.error().message;
     index_ = std::move(index).value();
     config_.server.fsync = false;
@@ -62,8 +62,8 @@ class LifecycleWorkerTest : public ::testing::Test {
     warm.path = (dir_.path() / "warm").string();
     config_.tiers = {hot, warm};
     config_.storage_classes = {{"STANDARD", "hot"}, {"STANDARD_IA", "warm"}};
-    auto store = ObjectStore::Open(config_, *index_,
-                                   SweepOptions{.interval = {}, .at_open = false}, clock_);
+    auto store =
+        ObjectStore::Open(config_, *index_, SweepOptions{.interval = {}, .at_open = false}, clock_);
     ASSERT_TRUE(store.ok()) << store.error().message;
     store_ = std::move(store).value();
     ASSERT_TRUE(store_->CreateBucket(BucketName(kBucket), "alice", "").ok());

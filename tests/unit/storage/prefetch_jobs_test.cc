@@ -63,8 +63,8 @@ class PrefetchJobsTest : public ::testing::Test {
   void SetUpWith(const std::string& bucket) {
     ASSERT_TRUE(moto->running()) << "moto_server (the upstream these tests need) did not start";
     bucket_ = BucketName(bucket);
-    auto index = metadata::Index::Open((dir_.path() / "index").string(),
-                                       {.sync = false, .clock = &clock_});
+    auto index =
+        metadata::Index::Open((dir_.path() / "index").string(), {.sync = false, .clock = &clock_});
     ASSERT_TRUE(index.ok()) << index.error().message;
     index_ = std::move(index).value();
     config_.server.fsync = false;
@@ -87,8 +87,8 @@ class PrefetchJobsTest : public ::testing::Test {
     config_.prefetch.scan_threshold = 3;
     config_.prefetch.scan_window = kWindow;
     config_.prefetch.concurrency = 2;
-    auto store = ObjectStore::Open(config_, *index_,
-                                   SweepOptions{.interval = {}, .at_open = false}, clock_);
+    auto store =
+        ObjectStore::Open(config_, *index_, SweepOptions{.interval = {}, .at_open = false}, clock_);
     ASSERT_TRUE(store.ok()) << store.error().message;
     store_ = std::move(store).value();
     ASSERT_TRUE(store_->CreateBucket(bucket_, "alice", "", "cold").ok());
@@ -97,11 +97,11 @@ class PrefetchJobsTest : public ::testing::Test {
     upstream_ = std::move(upstream).value();
     SeedUpstream();
     caches_ = std::make_unique<TierCaches>(config_, *index_, *store_, TierCacheOptions{}, clock_);
-    fetcher_ = std::make_unique<Fetcher>(*store_, *upstream_, FetchOptions{.concurrency = 2},
-                                         clock_);
+    fetcher_ =
+        std::make_unique<Fetcher>(*store_, *upstream_, FetchOptions{.concurrency = 2}, clock_);
     fetcher_->Start();
-    jobs_ = std::make_unique<PrefetchJobs>(config_, clock_, *index_, *store_, *fetcher_,
-                                           caches_.get());
+    jobs_ =
+        std::make_unique<PrefetchJobs>(config_, clock_, *index_, *store_, *fetcher_, caches_.get());
   }
 
   void TearDown() override {
