@@ -6,8 +6,10 @@
 #include <string>
 
 #include "auth/verifier.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/task_group.h"
 #include "gateway/credentials.h"
 #include "gateway/server.h"
 #include "gateway/services.h"
@@ -76,15 +78,17 @@ int main(int argc, char** argv) {
   if (ec) {
     return Fail("server.data_dir: cannot create " + config->server.data_dir + ": " + ec.message());
   }
+  // The one clock every worker reads and waits on.
+  SystemClock clock;
   auto index = metadata::Index::Open(
       config->server.data_dir + "/index",
       metadata::IndexOptions{.sync = config->server.fsync,
                              .lifecycle_day_ms = config->lifecycle.day.count(),
-                             .block_cache_bytes = config->server.index_cache_bytes});
+                             .block_cache_bytes = config->server.index_cache_bytes,
+                             .clock = &clock});
   if (!index.ok()) {
     return Fail("cannot open the index: " + index.error().message);
   }
-  SystemClock clock;
   auto engine = storage::TierEngine::Open(*config, **index, clock);
   if (!engine.ok()) {
     return Fail("cannot open the storage engine: " + engine.error().message);
@@ -99,6 +103,9 @@ int main(int argc, char** argv) {
                           auth::VerifierOptions{.region = config->server.region});
   boost::asio::thread_pool blocking_pool(kBlockingThreads);
   gateway::Services services{*config, clock, **index, (*engine)->store(), verifier, blocking_pool};
+  // Read-through fills committed after their answer; the server waits for them on stop.
+  TaskGroup background;
+  services.background = &background;
   services.engine = engine->get();
   services.upstream = (*engine)->upstream();
   services.writeback = (*engine)->writeback();

@@ -5,8 +5,6 @@
 
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -21,6 +19,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/task_group.h"
 #include "gateway/connection_limit.h"
 #include "gateway/session.h"
 #include "storage/data_path.h"
@@ -31,6 +30,9 @@ namespace {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 using ReusePort = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+
+// How long cancelled connections get to unwind, and then an idle core to end its thread.
+constexpr auto kCancelledGrace = std::chrono::seconds(2);
 
 Result<tcp::endpoint> ParseEndpoint(const std::string& text) {
   std::string host;
@@ -90,6 +92,9 @@ class SpareDescriptor {
 };
 
 struct Core {
+  // The core's accept loops and sessions. Before the io_context: a frame the io_context
+  // destroys unfinished still uncounts itself.
+  TaskGroup tasks;
   asio::io_context ioc{1};
   std::vector<tcp::acceptor> acceptors;
   CoreState state;
@@ -197,12 +202,15 @@ struct Server::Impl {
       open_connections.fetch_add(1, std::memory_order_relaxed);
       boost::system::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
-      if (tls) {
-        asio::co_spawn(core.ioc, ServeTls(std::move(socket), *tls, core.state, services),
-                       asio::detached);
-      } else {
-        asio::co_spawn(core.ioc, ServePlain(std::move(socket), core.state, services),
-                       asio::detached);
+      // The session counts itself out of open_connections when it ends; a refused one
+      // (the core is stopping) never began.
+      const bool spawned =
+          tls ? core.tasks.Spawn(core.ioc.get_executor(),
+                                 ServeTls(std::move(socket), *tls, core.state, services))
+              : core.tasks.Spawn(core.ioc.get_executor(),
+                                 ServePlain(std::move(socket), core.state, services));
+      if (!spawned) {
+        open_connections.fetch_sub(1, std::memory_order_relaxed);
       }
     }
   }
@@ -236,10 +244,35 @@ struct Server::Impl {
           boost::system::error_code ignored;
           acceptor.close(ignored);
         }
+        c->tasks.Close();
         for (auto& cancel : c->state.idle_cancellers) {
           cancel();
         }
       });
+    }
+  }
+
+  // Until `deadline`: every core's accept loops and sessions, then the work they left in
+  // the background (read-through fills), which no new task joins from then on. False when
+  // some task was still running at the deadline.
+  bool JoinAll(std::chrono::steady_clock::time_point deadline) {
+    bool drained = true;
+    for (auto& core : cores) {
+      drained = core->tasks.JoinUntil(deadline) && drained;
+    }
+    if (services.background != nullptr) {
+      services.background->Close();
+      drained = services.background->JoinUntil(deadline) && drained;
+    }
+    return drained;
+  }
+
+  void CancelAll() {
+    for (auto& core : cores) {
+      core->tasks.Cancel();
+    }
+    if (services.background != nullptr) {
+      services.background->Cancel();
     }
   }
 };
@@ -338,7 +371,7 @@ Result<void> Server::Start() {
 void Server::Run() {
   for (auto& core : impl_->cores) {
     for (auto& acceptor : core->acceptors) {
-      asio::co_spawn(core->ioc, impl_->AcceptLoop(*core, acceptor), asio::detached);
+      (void)core->tasks.Spawn(core->ioc.get_executor(), impl_->AcceptLoop(*core, acceptor));
     }
     core->thread = std::thread([c = core.get()] {
       c->ioc.run();
@@ -351,8 +384,19 @@ void Server::Run() {
   });
   impl_->signals_ioc.run();
 
+  // Stop accepting (idle connections close at once), wait for the requests in flight
+  // for the grace period, then cancel what is left and wait for it to unwind.
   impl_->BeginShutdown();
-  auto deadline = std::chrono::steady_clock::now() + impl_->services.config.server.shutdown_grace;
+  const auto grace = impl_->services.config.server.shutdown_grace;
+  if (!impl_->JoinAll(std::chrono::steady_clock::now() + grace)) {
+    spdlog::warn("shutdown grace period over: cancelling the remaining connections");
+    impl_->CancelAll();
+    if (!impl_->JoinAll(std::chrono::steady_clock::now() + kCancelledGrace)) {
+      spdlog::warn("connections still open after their cancellation: closing them");
+    }
+  }
+  // With no task left each core's io_context runs out of work and its thread ends.
+  auto deadline = std::chrono::steady_clock::now() + kCancelledGrace;
   for (;;) {
     bool all_done = true;
     for (auto& core : impl_->cores) {
@@ -362,7 +406,7 @@ void Server::Run() {
       break;
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      spdlog::warn("shutdown grace period over: closing remaining connections");
+      spdlog::warn("shutdown: a core still has work: stopping it");
       for (auto& core : impl_->cores) {
         core->ioc.stop();
       }

@@ -7,6 +7,7 @@
 #include "auth/verifier.h"
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/task_group.h"
 #include "metadata/index.h"
 #include "storage/object_store.h"
 
@@ -46,6 +47,9 @@ struct Services {
   storage::LifecycleWorker* lifecycle = nullptr;
   // Verifies every local copy in the background and repairs what it can (admin API).
   storage::Scrubber* scrubber = nullptr;
+  // Work a request leaves running after its answer (the commit of a read-through fill),
+  // on the request's core; Server::Run waits for it (then cancels it) after the sessions.
+  TaskGroup* background = nullptr;
 };
 
 }  // namespace strata::gateway

@@ -119,15 +119,30 @@ class Session final : public Exchange {
 
   asio::awaitable<void> Run() {
     core_.metrics->ConnectionOpened();
-    auto canceller = core_.idle_cancellers.insert(core_.idle_cancellers.end(), [this] {
+    opened_ = true;
+    canceller_ = core_.idle_cancellers.insert(core_.idle_cancellers.end(), [this] {
       if (idle_) {
         Lowest().cancel();
       }
     });
     co_await Serve();
-    core_.idle_cancellers.erase(canceller);
+    core_.idle_cancellers.erase(*canceller_);
+    canceller_.reset();
     co_await Close();
-    core_.metrics->ConnectionClosed();
+  }
+
+  // Also when the session was cancelled (a shutdown past its grace) and unwound: it
+  // leaves the core's lists and counts.
+  ~Session() override {
+    if (canceller_) {
+      core_.idle_cancellers.erase(*canceller_);
+    }
+    if (idle_entry_) {
+      core_.idle_sessions.erase(*idle_entry_);
+    }
+    if (opened_) {
+      core_.metrics->ConnectionClosed();
+    }
     if (core_.open_connections != nullptr) {
       core_.open_connections->fetch_sub(1, std::memory_order_relaxed);
     }
@@ -558,7 +573,10 @@ class Session final : public Exchange {
   ReadDeadline deadline_;
   // This session's entry in core_.idle_sessions while it waits for a request.
   std::optional<std::list<std::function<void()>>::iterator> idle_entry_;
-  bool linger_ = true;  // close() after reading what the client still sends (Close)
+  // Its entry in core_.idle_cancellers while it serves.
+  std::optional<std::list<std::function<void()>>::iterator> canceller_;
+  bool opened_ = false;  // counted as an open connection in the metrics
+  bool linger_ = true;   // close() after reading what the client still sends (Close)
   std::string request_id_;
   std::string head_;  // the last response's status line and fields, its capacity reused
   bool idle_ = false;

@@ -27,6 +27,10 @@
 #include "metadata/object_index.h"
 #include "metadata/records.h"
 
+namespace strata {
+class Clock;  // common/clock.h
+}  // namespace strata
+
 namespace strata::metadata {
 
 struct IndexOptions {
@@ -36,6 +40,9 @@ struct IndexOptions {
   std::int64_t lifecycle_day_ms = 86'400'000;
   // RocksDB's block cache, shared by every column family (config server.index_cache).
   std::size_t block_cache_bytes = std::size_t{64} << 20;
+  // The wall time queue items are stamped with (a write-back item's enqueued_ms); it
+  // outlives the index. nullptr: the system clock.
+  const Clock* clock = nullptr;
 };
 
 // The block cache: its size and the bytes of blocks it holds now.

@@ -9,6 +9,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/clock.h"
 #include "common/guard.h"
 #include "metadata/codec.h"
 #include "metadata/keys.h"
@@ -18,10 +19,9 @@
 namespace strata::metadata {
 namespace {
 
-std::int64_t WallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+std::int64_t WallClockMs(const Clock* clock) {
+  const Clock& c = clock != nullptr ? *clock : Clock::System();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(c.Now().time_since_epoch()).count();
 }
 
 // The version `copy` names: same id, ETag, time and kind (an unversioned key reuses
@@ -59,7 +59,7 @@ Result<RocksIndex::StagedWriteback> RocksIndex::StageWriteback(
     item.retry_ms = 0;
     item.last_error.clear();
   } else {
-    item.enqueued_ms = WallClockMs();
+    item.enqueued_ms = WallClockMs(options_.clock);
     staged.objects = 1;
     staged.bytes = static_cast<std::int64_t>(bytes);
   }

@@ -34,7 +34,7 @@ bool LooksLikeIpv4(std::string_view name) {
 }  // namespace
 
 Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const Config& config, metadata::Index& index,
-                                                       SweepOptions sweep) {
+                                                       SweepOptions sweep, const Clock& clock) {
   return GuardExceptions("open object store", [&]() -> Result<std::unique_ptr<ObjectStore>> {
     const TierConfig* hot = config.HotTier();
     if (hot == nullptr) {
@@ -44,7 +44,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const Config& config, met
       return Error(ErrorCode::kNotImplemented,
                    "tier " + hot->name + ": only local hot tiers are supported");
     }
-    const auto opened = std::chrono::system_clock::now();
+    const auto opened = clock.Now();
     auto tier = LocalTier::Open(hot->name, hot->path, config.server.fsync);
     if (!tier.ok()) {
       return std::move(tier).error();
@@ -69,7 +69,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::Open(const Config& config, met
       }
     }
     auto store = std::make_unique<LocalObjectStore>(std::move(tier).value(), std::move(others),
-                                                    std::move(class_tiers), index, sweep);
+                                                    std::move(class_tiers), index, sweep, clock);
     if (sweep.at_open) {
       // Nothing writes yet, so every unreferenced file from before the open is an orphan.
       store->SweepAndLog(opened, true);

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "common/ids.h"
@@ -87,9 +88,11 @@ class ObjectStore {
   // Opens the store: the hot tier from config.HotTier() and every other tier of kind
   // local (created if missing), swept of
   // orphans (logged), with a background sweeper per `sweep`; the store owns its thread
-  // and stops it on destruction.
+  // and stops it on destruction. `clock` (outliving the store) stamps records and ids and
+  // times the sweeps.
   static Result<std::unique_ptr<ObjectStore>> Open(const Config& config, metadata::Index& index,
-                                                   SweepOptions sweep = {});
+                                                   SweepOptions sweep = {},
+                                                   const Clock& clock = Clock::System());
   virtual ~ObjectStore() = default;
 
   // Buckets. CreateBucket validates S3's naming rules (kInvalidBucketName) and answers

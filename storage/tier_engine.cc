@@ -31,7 +31,7 @@ WritebackOptions WritebackOptionsFor(const Config& config, const TierConfig& col
 Result<std::unique_ptr<TierEngine>> TierEngine::Open(const Config& config, metadata::Index& index,
                                                      const Clock& clock) {
   std::unique_ptr<TierEngine> engine(new TierEngine());
-  auto store = ObjectStore::Open(config, index);
+  auto store = ObjectStore::Open(config, index, SweepOptions{}, clock);
   if (!store.ok()) {
     return std::move(store).error();
   }
@@ -46,10 +46,11 @@ Result<std::unique_ptr<TierEngine>> TierEngine::Open(const Config& config, metad
       return std::move(made).error();
     }
     engine->upstream_ = std::move(made).value();
-    engine->writeback_ = std::make_unique<WritebackWorker>(index, objects, *engine->upstream_,
-                                                           WritebackOptionsFor(config, *cold));
-    engine->fetcher_ = std::make_unique<Fetcher>(
-        objects, *engine->upstream_, FetchOptions{.concurrency = config.prefetch.concurrency});
+    engine->writeback_ = std::make_unique<WritebackWorker>(
+        index, objects, *engine->upstream_, WritebackOptionsFor(config, *cold), clock);
+    engine->fetcher_ =
+        std::make_unique<Fetcher>(objects, *engine->upstream_,
+                                  FetchOptions{.concurrency = config.prefetch.concurrency}, clock);
     const auto backlog = index.WritebackBacklog();
     spdlog::info("upstream: tier {} at {}; write-back delay {} ms, backlog {} objects, {} bytes",
                  cold->name, cold->endpoint, config.writeback.delay.count(), backlog.objects,
@@ -67,7 +68,8 @@ Result<std::unique_ptr<TierEngine>> TierEngine::Open(const Config& config, metad
 
   // Capacity: admission and eviction on the local tiers that have a capacity. The store
   // reports every copy that lands to it, from any thread that moves data.
-  engine->tier_caches_ = std::make_unique<TierCaches>(config, index, objects);
+  engine->tier_caches_ =
+      std::make_unique<TierCaches>(config, index, objects, TierCacheOptions{}, clock);
   objects.SetResidencyListener(
       [caches = engine->tier_caches_.get()](const metadata::ObjectRecord& record) {
         caches->OnResident(record);
@@ -81,7 +83,8 @@ Result<std::unique_ptr<TierEngine>> TierEngine::Open(const Config& config, metad
   // Lifecycle rules, applied from the index's due-time queue every [lifecycle] interval.
   engine->lifecycle_ = std::make_unique<LifecycleWorker>(config, index, objects, clock);
   // Every local copy verified in the background at [scrub] bytes_per_second.
-  engine->scrubber_ = std::make_unique<Scrubber>(config.scrub, index, objects, *engine->repairer_);
+  engine->scrubber_ =
+      std::make_unique<Scrubber>(config.scrub, index, objects, *engine->repairer_, clock);
   return engine;
 }
 
@@ -108,7 +111,13 @@ void TierEngine::Stop() {
   if (scrubber_) {
     scrubber_->Stop();  // it waits on repairs, which the fetcher runs
   }
-  fetcher_.reset();  // abandons fetches in flight; prefetch jobs run on its thread
+  // The prefetch jobs run on the fetcher's thread: stopped (cancelled, waited for) while
+  // it runs; the fetcher then cancels the fetches they queued, whose answers still reach
+  // the jobs' counters; only then may those go.
+  if (prefetch_) {
+    prefetch_->Stop();
+  }
+  fetcher_.reset();
   prefetch_.reset();
   if (upstream_) {
     upstream_->ReleaseClients();  // the I/O threads' clients, before their io_contexts go

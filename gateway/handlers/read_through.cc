@@ -3,8 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <map>
@@ -526,11 +524,15 @@ HandlerResult ServeFromUpstream(RequestContext& ctx, metadata::ObjectRecord reco
   }
   if (fill_ok) {
     auto executor = co_await asio::this_coro::executor;
-    asio::co_spawn(executor,
-                   CommitInBackground(ctx.services, std::move(fill), std::move(record),
-                                      std::move(upstream.etag), fill_kind == Fill::kRestore,
-                                      std::move(seat), std::move(room)),
-                   asio::detached);
+    auto commit = CommitInBackground(ctx.services, std::move(fill), std::move(record),
+                                     std::move(upstream.etag), fill_kind == Fill::kRestore,
+                                     std::move(seat), std::move(room));
+    if (ctx.services.background != nullptr) {
+      // Refused once the server stops: the fill is dropped with its temporary file.
+      (void)ctx.services.background->Spawn(executor, std::move(commit));
+    } else {
+      co_await std::move(commit);  // nobody to wait for it: before the answer ends
+    }
   }
   co_return Ok();
 }

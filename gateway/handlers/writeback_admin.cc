@@ -106,10 +106,9 @@ HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
   }
   STRATA_CO_TRY(auto seconds, CountParam(ctx, "timeout", kDefaultFlushSeconds, kMaxFlushSeconds));
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(seconds));
+      services.clock.SteadyNow() + std::chrono::seconds(static_cast<std::int64_t>(seconds));
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-  while (services.index.WritebackBacklog().objects > 0 &&
-         std::chrono::steady_clock::now() < deadline) {
+  while (services.index.WritebackBacklog().objects > 0 && services.clock.SteadyNow() < deadline) {
     if (services.writeback != nullptr) {
       services.writeback->FlushUntil(deadline);
     }

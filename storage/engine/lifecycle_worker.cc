@@ -55,7 +55,7 @@ void LifecycleWorker::Start() {
 void LifecycleWorker::Loop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    wake_.wait_for(lock, interval_, [&] { return stopping_; });
+    clock_.WaitFor(lock, wake_, interval_, [&] { return stopping_; });
     if (stopping_) {
       break;
     }

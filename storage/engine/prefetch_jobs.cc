@@ -3,15 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <functional>
 #include <optional>
 
+#include "common/clock_timer.h"
 #include "storage/engine/tier_caches.h"
 #include "storage/upstream/fetcher.h"
 #include "storage/upstream/s3_client.h"
@@ -64,20 +60,22 @@ struct PrefetchJobs::Job {
   bool cancel = false;   // guarded by PrefetchJobs::mu_
   std::string scan;      // a learned job's: the key of its Scan
   // On the fetcher's thread only: fetches queued and not yet done, and the timer the job
-  // sleeps on while the limit is reached (a finished fetch cancels it to wake the job). The
-  // timer lives in the job's coroutine, which outlives every fetch it queued: it belongs
-  // to the fetcher's io_context and must go before it.
+  // sleeps on while the limit is reached (a finished fetch wakes it). The timer lives in
+  // the job's coroutine, which normally outlives every fetch it queued; a cancelled one
+  // (PrefetchJobs::Stop) sets it back to nullptr as it unwinds.
   int outstanding = 0;
-  asio::steady_timer* wake = nullptr;
+  ClockTimer* wake = nullptr;
 };
 
 // One job's run, on the fetcher's thread. A class so the steps read one at a time.
 class PrefetchRun {
  public:
-  PrefetchRun(metadata::Index& index, ObjectStore& store, Fetcher& fetcher, TierCaches* tier_caches,
-              std::mutex& mu, std::map<std::string, PrefetchJobs::Scan>& scans, int max_outstanding,
+  PrefetchRun(const Clock& clock, metadata::Index& index, ObjectStore& store, Fetcher& fetcher,
+              TierCaches* tier_caches, std::mutex& mu,
+              std::map<std::string, PrefetchJobs::Scan>& scans, int max_outstanding,
               std::chrono::milliseconds idle_after)
-      : index_(index),
+      : clock_(clock),
+        index_(index),
         store_(store),
         fetcher_(fetcher),
         tier_caches_(tier_caches),
@@ -150,9 +148,7 @@ class PrefetchRun {
 
   // Sleeps until one of the job's fetches is done.
   static asio::awaitable<void> WaitForAFetch(PrefetchJobs::Job& job) {
-    job.wake->expires_at(asio::steady_timer::time_point::max());
-    boost::system::error_code ec;  // cancelled: woken
-    co_await job.wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_await job.wake->WaitUntil(SteadyTime::max());
   }
 
   bool Cancelled(const PrefetchJobs::Job& job) const {
@@ -194,12 +190,12 @@ class PrefetchRun {
         }
       }
       --job->outstanding;
-      job->wake->cancel();
+      if (job->wake != nullptr) {
+        job->wake->Wake();
+      }
     };
     while (!fetcher_.Enqueue(wanted.record, done, wanted.kind)) {
-      job->wake->expires_after(kQueueFullWait);
-      boost::system::error_code ec;
-      co_await job->wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      co_await job->wake->WaitFor(kQueueFullWait);
     }
   }
 
@@ -231,7 +227,7 @@ class PrefetchRun {
         std::lock_guard lock(mu_);
         if (PrefetchJobs::Scan* scan = ScanOf(job)) {
           displaceable.swap(scan->displaceable);
-          idle = std::chrono::steady_clock::now() - scan->last_read > idle_after_;
+          idle = clock_.SteadyNow() - scan->last_read > idle_after_;
         }
         idle = idle || job.cancel;
       }
@@ -250,22 +246,23 @@ class PrefetchRun {
       if (idle) {
         co_return false;
       }
-      job.wake->expires_after(kRoomPoll);
-      boost::system::error_code ec;  // a fetch done wakes it early: look again
-      co_await job.wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      co_await job.wake->WaitFor(kRoomPoll);  // a fetch done wakes it early: look again
     }
   }
 
   // The whole run: lists and queues, then waits for the last fetch (also after an
   // error). Returns the error that ended it early, if any.
   asio::awaitable<Result<void>> Run(std::shared_ptr<PrefetchJobs::Job> job, PrefetchStats& stats) {
-    asio::steady_timer wake(co_await asio::this_coro::executor);
+    ClockTimer wake(co_await asio::this_coro::executor, clock_);
     job->wake = &wake;
+    struct Unset {  // also when a cancelled run unwinds: its fetches may finish later
+      PrefetchJobs::Job& job;
+      ~Unset() { job.wake = nullptr; }
+    } unset{*job};
     auto listed = co_await ListAndQueue(job, stats);
     while (job->outstanding > 0) {
       co_await WaitForAFetch(*job);
     }
-    job->wake = nullptr;
     co_return listed;
   }
 
@@ -326,6 +323,7 @@ class PrefetchRun {
     co_return Ok();
   }
 
+  const Clock& clock_;
   metadata::Index& index_;
   ObjectStore& store_;
   Fetcher& fetcher_;
@@ -345,11 +343,18 @@ PrefetchJobs::PrefetchJobs(const Config& config, const Clock& clock, metadata::I
       fetcher_(fetcher),
       tier_caches_(tier_caches) {}
 
-PrefetchJobs::~PrefetchJobs() {
-  std::lock_guard lock(mu_);
-  for (auto& [id, job] : jobs_) {
-    job->cancel = true;
+PrefetchJobs::~PrefetchJobs() { Stop(); }
+
+void PrefetchJobs::Stop() {
+  tasks_.Close();
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, job] : jobs_) {
+      job->cancel = true;
+    }
   }
+  tasks_.Cancel();
+  tasks_.Join();
 }
 
 Result<PrefetchJobInfo> PrefetchJobs::Start(const BucketName& bucket, const std::string& prefix,
@@ -389,13 +394,18 @@ Result<PrefetchJobInfo> PrefetchJobs::Launch(const BucketName& bucket, const std
   spdlog::info("prefetch job {}: {} {}/{} (budget {} bytes)", started.id,
                learned ? "learned scan of" : "bulk prefetch of", started.bucket, started.prefix,
                budget);
-  asio::co_spawn(fetcher_.executor(), RunJob(this, job), asio::detached);
+  if (!tasks_.Spawn(fetcher_.executor(), RunJob(this, job))) {
+    std::lock_guard lock(mu_);
+    job->info.state = PrefetchState::kCancelled;
+    job->info.ended_ms = WallMs(clock_);
+    return Error(ErrorCode::kUnavailable, "the server is stopping", true);
+  }
   return started;
 }
 
 asio::awaitable<void> PrefetchJobs::RunJob(PrefetchJobs* self, std::shared_ptr<Job> job) {
-  PrefetchRun runner(self->index_, self->store_, self->fetcher_, self->tier_caches_, self->mu_,
-                     self->scans_, 2 * self->config_.prefetch.concurrency,
+  PrefetchRun runner(self->clock_, self->index_, self->store_, self->fetcher_, self->tier_caches_,
+                     self->mu_, self->scans_, 2 * self->config_.prefetch.concurrency,
                      self->config_.prefetch.scan_window);
   auto ran = co_await runner.Run(job, self->stats_);
   std::lock_guard lock(self->mu_);
@@ -468,8 +478,7 @@ bool PrefetchJobs::Running(std::uint64_t id) const {
   return it != jobs_.end() && it->second->info.state == PrefetchState::kRunning;
 }
 
-bool PrefetchJobs::Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids,
-                          std::chrono::steady_clock::time_point now) {
+bool PrefetchJobs::Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids, SteadyTime now) {
   const auto [copy_id, key_hash] = ids;
   const bool next_epoch = scan.read.contains(key_hash);  // read again
   if (next_epoch) {
@@ -486,7 +495,7 @@ bool PrefetchJobs::Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> id
   return next_epoch;
 }
 
-bool PrefetchJobs::StartFollowing(Scan& scan, std::chrono::steady_clock::time_point now) {
+bool PrefetchJobs::StartFollowing(Scan& scan, SteadyTime now) {
   if (scan.job != 0 && Running(scan.job)) {
     return false;
   }
@@ -523,7 +532,7 @@ void PrefetchJobs::ObserveRead(const metadata::ObjectRecord& record) {
   if (it == scans_.end() || !it->second.followed) {
     return;
   }
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.SteadyNow();
   // A followed scan's next epoch gets its job at once, not after threshold misses.
   const bool next_epoch = Follow(it->second, TierCaches::Ids(record), now);
   if (next_epoch && config_.prefetch.learned && StartFollowing(it->second, now)) {
@@ -540,7 +549,7 @@ void PrefetchJobs::ObserveMiss(const metadata::ObjectRecord& record) {
   const std::string prefix = PrefixOf(record.key.str());
   const std::string id = ScanId(record.bucket, prefix);
   const auto ids = TierCaches::Ids(record);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.SteadyNow();
   bool launch = false;
   {
     std::lock_guard lock(mu_);

@@ -44,6 +44,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/ids.h"
+#include "common/task_group.h"
 #include "metadata/index.h"
 #include "storage/engine_stats.h"
 #include "storage/object_store.h"
@@ -83,7 +84,11 @@ class PrefetchJobs {
  public:
   PrefetchJobs(const Config& config, const Clock& clock, metadata::Index& index, ObjectStore& store,
                Fetcher& fetcher, TierCaches* tier_caches);
-  ~PrefetchJobs();  // cancels the jobs; the Fetcher (stopped first) abandons their fetches
+  ~PrefetchJobs();  // Stop()
+  // Stops: refuses new jobs, cancels the running ones and waits for their coroutines
+  // (on the fetcher's thread, which must still run: main stops this before the Fetcher;
+  // fetches already queued finish or are dropped by the Fetcher). Idempotent.
+  void Stop();
   PrefetchJobs(const PrefetchJobs&) = delete;
   PrefetchJobs& operator=(const PrefetchJobs&) = delete;
 
@@ -112,7 +117,7 @@ class PrefetchJobs {
  private:
   struct Job;
   struct Scan {
-    std::chrono::steady_clock::time_point window_start;
+    SteadyTime window_start;
     // (copy id, key hash) of the keys missed in the window (TierCaches::Ids).
     std::vector<std::pair<std::uint64_t, std::uint64_t>> keys;
     std::uint64_t job = 0;  // the learned job of this prefix, while it runs
@@ -122,7 +127,7 @@ class PrefetchJobs {
     bool followed = false;
     std::unordered_map<std::uint64_t, std::uint64_t> read;
     std::vector<std::uint64_t> displaceable;
-    std::chrono::steady_clock::time_point last_read;
+    SteadyTime last_read;
   };
 
   Result<PrefetchJobInfo> Launch(const BucketName& bucket, const std::string& prefix,
@@ -132,11 +137,10 @@ class PrefetchJobs {
   void Forget();  // drops the oldest finished jobs past kKeptJobs; under mu_
   // Records that the followed `scan` read the copy `ids` (TierCaches::Ids); true when it
   // had read it already in this epoch: the next epoch begins. Under mu_.
-  bool Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids,
-              std::chrono::steady_clock::time_point now);
+  bool Follow(Scan& scan, std::pair<std::uint64_t, std::uint64_t> ids, SteadyTime now);
   // True, the scan's miss count reset, when no learned job of the scan runs: the caller
   // launches one (LaunchLearned, without mu_). Under mu_.
-  bool StartFollowing(Scan& scan, std::chrono::steady_clock::time_point now);
+  bool StartFollowing(Scan& scan, SteadyTime now);
   void LaunchLearned(const BucketName& bucket, const std::string& prefix);
   bool Running(std::uint64_t id) const;  // under mu_
 
@@ -154,6 +158,7 @@ class PrefetchJobs {
   std::size_t followed_keys_ = 0;      // entries of every scan's `read`
   std::atomic<bool> any_followed_{false};
   PrefetchStats stats_;
+  TaskGroup tasks_;  // the jobs' coroutines, on the fetcher's thread
 };
 
 }  // namespace strata::storage

@@ -17,9 +17,8 @@ namespace {
 
 constexpr std::size_t kReadBlock = 256 * 1024;  // four chunks per read
 
-std::int64_t UnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+std::int64_t UnixMs(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch())
       .count();
 }
 
@@ -32,8 +31,8 @@ struct Scrubber::Ref {
 };
 
 Scrubber::Scrubber(const ScrubConfig& config, metadata::Index& index, ObjectStore& store,
-                   CopyRepairer& repairer)
-    : config_(config), index_(index), store_(store), repairer_(repairer) {}
+                   CopyRepairer& repairer, const Clock& clock)
+    : config_(config), index_(index), store_(store), repairer_(repairer), clock_(clock) {}
 
 Scrubber::~Scrubber() { Stop(); }
 
@@ -69,12 +68,12 @@ ScrubStats Scrubber::stats() const {
 
 void Scrubber::Loop() {
   std::unique_lock lock(mu_);
-  auto next = std::chrono::steady_clock::now() + config_.interval;
+  auto next = clock_.SteadyNow() + config_.interval;
   while (!stopping_) {
     const bool background = config_.bytes_per_second > 0;
-    if (!requested_ && !(background && std::chrono::steady_clock::now() >= next)) {
+    if (!requested_ && !(background && clock_.SteadyNow() >= next)) {
       if (background) {
-        cv_.wait_until(lock, next);
+        clock_.WaitUntil(lock, cv_, next, [this] { return stopping_ || requested_; });
       } else {
         cv_.wait(lock);
       }
@@ -83,7 +82,7 @@ void Scrubber::Loop() {
     lock.unlock();
     RunPass();
     lock.lock();
-    next = std::chrono::steady_clock::now() + config_.interval;
+    next = clock_.SteadyNow() + config_.interval;
   }
 }
 
@@ -94,7 +93,7 @@ void Scrubber::RunPass() {
     stats_.running = true;
     stats_.pass_objects_total = 0;
     stats_.pass_objects_done = 0;
-    stats_.last_started_ms = UnixMs();
+    stats_.last_started_ms = UnixMs(clock_);
   }
   // Names only, from one snapshot, released before the first byte is read: a pass that
   // takes hours must not pin the index's old files.
@@ -113,7 +112,7 @@ void Scrubber::RunPass() {
     stats_.pass_objects_total = refs.size();
   }
   spdlog::info("scrub: pass started over {} local copies", refs.size());
-  pass_began_ = std::chrono::steady_clock::now();
+  pass_began_ = clock_.SteadyNow();
   pass_bytes_ = 0;
   bool stopped = false;
   for (const Ref& ref : refs) {
@@ -132,7 +131,7 @@ void Scrubber::RunPass() {
   stats_.running = false;
   if (!stopped && scanned.ok()) {
     ++stats_.passes_completed;
-    stats_.last_finished_ms = UnixMs();
+    stats_.last_finished_ms = UnixMs(clock_);
     spdlog::info("scrub: pass {} done: {} copies, {} damaged in all so far, {} repaired",
                  stats_.passes_completed, refs.size(), stats_.errors, stats_.repaired);
   }
@@ -147,7 +146,7 @@ bool Scrubber::Throttle() {
       std::chrono::nanoseconds(static_cast<std::int64_t>(
           static_cast<double>(pass_bytes_) * 1e9 / static_cast<double>(config_.bytes_per_second)));
   std::unique_lock lock(mu_);
-  cv_.wait_until(lock, due, [this] { return stopping_; });
+  clock_.WaitUntil(lock, cv_, due, [this] { return stopping_; });
   return !stopping_;
 }
 

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/config.h"
 #include "metadata/index.h"
 #include "storage/engine_stats.h"
@@ -29,9 +30,10 @@ namespace strata::storage {
 
 class Scrubber {
  public:
-  // `index`, `store` and `repairer` outlive the scrubber (main stops it first).
+  // `index`, `store`, `repairer` and `clock` outlive the scrubber (main stops it first).
+  // `clock` paces the passes (interval, rate) and stamps their times.
   Scrubber(const ScrubConfig& config, metadata::Index& index, ObjectStore& store,
-           CopyRepairer& repairer);
+           CopyRepairer& repairer, const Clock& clock = Clock::System());
   ~Scrubber();  // stops the thread: a pass in progress ends after its current read
   Scrubber(const Scrubber&) = delete;
   Scrubber& operator=(const Scrubber&) = delete;
@@ -60,6 +62,7 @@ class Scrubber {
   metadata::Index& index_;
   ObjectStore& store_;
   CopyRepairer& repairer_;
+  const Clock& clock_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -69,7 +72,7 @@ class Scrubber {
   std::thread thread_;
 
   // The pass's pace, on the scrubbing thread only.
-  std::chrono::steady_clock::time_point pass_began_;
+  SteadyTime pass_began_;
   std::uint64_t pass_bytes_ = 0;
 };
 

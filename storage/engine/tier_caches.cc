@@ -24,12 +24,6 @@ std::uint64_t BytesOn(const metadata::ObjectRecord& record, std::string_view tie
 
 constexpr std::size_t kMaxLooksPerPass = 4096;
 
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // (copy id, key hash) of a version: the bucket and key are hashed once per read, the
 // copy id from the key's hash and the version id.
 std::pair<std::uint64_t, std::uint64_t> Hashes(const metadata::ObjectRecord& record) {
@@ -61,8 +55,8 @@ std::optional<Ref> ParseRef(const std::string& ref) {
 }  // namespace
 
 TierCaches::TierCaches(const Config& config, metadata::Index& index, ObjectStore& store,
-                       TierCacheOptions options)
-    : config_(config), index_(index), store_(store), options_(options) {
+                       TierCacheOptions options, const Clock& clock)
+    : config_(config), index_(index), store_(store), options_(options), clock_(clock) {
   for (const auto& tier : config.tiers) {
     if (tier.kind == TierKind::kLocal && tier.capacity > 0) {
       tiers_.push_back(std::make_unique<Tier>(tier, options.sketch_width));
@@ -103,9 +97,14 @@ void TierCaches::Loop() {
       spdlog::warn("storage: eviction pass failed: {}", pass.error().message);
     }
     std::unique_lock lock(thread_mu_);
-    wake_.wait_for(lock, options_.interval, [&] { return stopping_ || wake_requested_; });
+    clock_.WaitFor(lock, wake_, options_.interval, [&] { return stopping_ || wake_requested_; });
     wake_requested_ = false;
   }
+}
+
+std::int64_t TierCaches::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now().time_since_epoch())
+      .count();
 }
 
 bool TierCaches::Stopping() const {

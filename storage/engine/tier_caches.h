@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "metadata/index.h"
@@ -51,8 +52,9 @@ struct TierCacheOptions {
 
 class TierCaches {
  public:
+  // `clock` (outliving this) times the passes and tells when a restored copy's pin ends.
   TierCaches(const Config& config, metadata::Index& index, ObjectStore& store,
-             TierCacheOptions options = {});
+             TierCacheOptions options = {}, const Clock& clock = Clock::System());
   ~TierCaches();  // stops the thread after its current eviction
   TierCaches(const TierCaches&) = delete;
   TierCaches& operator=(const TierCaches&) = delete;
@@ -127,6 +129,7 @@ class TierCaches {
   std::uint64_t EvictDoomed(Tier& tier);
   void PassOver(Tier& tier, std::int64_t used);
   bool Stopping() const;
+  std::int64_t NowMs() const;
   void WakePass();  // a pass now, for copies doomed since the last one
   void Loop();
 
@@ -134,6 +137,7 @@ class TierCaches {
   metadata::Index& index_;
   ObjectStore& store_;
   const TierCacheOptions options_;
+  const Clock& clock_;
   std::vector<std::unique_ptr<Tier>> tiers_;  // the local tiers with a capacity
 
   mutable std::mutex thread_mu_;

@@ -12,9 +12,8 @@
 
 namespace strata::storage {
 
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+std::int64_t LocalObjectStore::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now().time_since_epoch())
       .count();
 }
 
@@ -99,27 +98,28 @@ Result<VersionId> LocalObjectStore::NextVersionId(const BucketName& bucket) {
   if (!record.ok()) {
     return std::move(record).error();
   }
-  return VersionIdFor(*record);
+  return VersionIdFor(*record, NowMs());
 }
 
-VersionId VersionIdFor(const metadata::BucketRecord& bucket) {
+VersionId VersionIdFor(const metadata::BucketRecord& bucket, std::int64_t now_ms) {
   if (bucket.versioning != "Enabled") {
     return VersionId("null");
   }
-  return VersionId(TimeOrderedId(NowMs()));
+  return VersionId(TimeOrderedId(now_ms));
 }
 
 namespace {
 
 // The delete marker a DELETE without a version id adds to a versioned bucket: a new id
 // when versioning is Enabled, "null" (replacing the null version) when Suspended.
-metadata::ObjectRecord NewDeleteMarker(const metadata::BucketRecord& bucket, const ObjectKey& key) {
+metadata::ObjectRecord NewDeleteMarker(const metadata::BucketRecord& bucket, const ObjectKey& key,
+                                       std::int64_t now_ms) {
   metadata::ObjectRecord marker;
   marker.bucket = bucket.name;
   marker.key = key;
   marker.delete_marker = true;
-  marker.last_modified_ms = NowMs();
-  marker.version_id = VersionIdFor(bucket);
+  marker.last_modified_ms = now_ms;
+  marker.version_id = VersionIdFor(bucket, now_ms);
   return marker;
 }
 
@@ -150,7 +150,7 @@ Result<std::unique_ptr<PendingWrite>> LocalObjectStore::BeginWrite(
       return std::move(file).error();
     }
     return std::unique_ptr<PendingWrite>(std::make_unique<LocalPendingWrite>(
-        bucket, std::move(file).value(), checksums, VersionIdFor(*exists)));
+        bucket, std::move(file).value(), checksums, VersionIdFor(*exists, NowMs())));
   });
 }
 
@@ -249,7 +249,7 @@ Result<bool> LocalObjectStore::ExpireVersion(const metadata::ObjectRecord& versi
       return std::move(bucket).error();
     }
     if (as_current && !bucket->versioning.empty()) {
-      const metadata::ObjectRecord marker = NewDeleteMarker(*bucket, version.key);
+      const metadata::ObjectRecord marker = NewDeleteMarker(*bucket, version.key, NowMs());
       metadata::WriteCondition condition;
       condition.if_newest = {version.version_id, version.last_modified_ms};
       auto committed = CommitVersion(marker, condition, "");
@@ -525,7 +525,7 @@ Result<ObjectStore::Deleted> LocalObjectStore::DeleteObject(const BucketName& bu
       }
       return Deleted{};
     }
-    const metadata::ObjectRecord marker = NewDeleteMarker(*b, key);
+    const metadata::ObjectRecord marker = NewDeleteMarker(*b, key, NowMs());
     STRATA_RETURN_IF_ERROR(CommitVersion(marker, metadata::WriteCondition{}, ""));
     return Deleted{marker.version_id, true};
   });

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "metadata/index.h"
 #include "storage/local/local_io.h"
 #include "storage/local/local_tier.h"
@@ -30,12 +31,13 @@ class LocalObjectStore final : public ObjectStore {
   // not in it (a cold class, or none) leaves a version where it is.
   LocalObjectStore(std::unique_ptr<LocalTier> hot, std::vector<std::unique_ptr<LocalTier>> others,
                    std::map<std::string, std::string> class_tiers, metadata::Index& index,
-                   SweepOptions sweep = {})
+                   SweepOptions sweep = {}, const Clock& clock = Clock::System())
       : tier_(std::move(hot)),
         others_(std::move(others)),
         class_tiers_(std::move(class_tiers)),
         index_(index),
-        sweep_(sweep) {}
+        sweep_(sweep),
+        clock_(clock) {}
   ~LocalObjectStore() override;  // stops the sweeper thread, if started
   LocalObjectStore(const LocalObjectStore&) = delete;
   LocalObjectStore& operator=(const LocalObjectStore&) = delete;
@@ -130,6 +132,8 @@ class LocalObjectStore final : public ObjectStore {
                            const UploadId& upload_id) override;
 
  private:
+  // The wall time records are stamped with, from the store's clock.
+  std::int64_t NowMs() const;
   static Error NoSuchBucket(const BucketName& name);
   static Error NoSuchUpload();
   // How many of a key's newest versions a retried completion looks through.
@@ -179,6 +183,7 @@ class LocalObjectStore final : public ObjectStore {
   std::map<std::string, std::string> class_tiers_;
   metadata::Index& index_;
   SweepOptions sweep_;
+  const Clock& clock_;  // records' times, ids, the sweep's cutoff and period
   ResidencyListener residency_;
   std::atomic<CopyRepairer*> repairer_{nullptr};
 
@@ -188,13 +193,11 @@ class LocalObjectStore final : public ObjectStore {
   std::thread sweeper_;
 };
 
-std::int64_t NowMs();
-
 // Upload and version ids: the time (12 hex digits of milliseconds) then 80 random bits,
 // so that a key's uploads list oldest first.
 std::string TimeOrderedId(std::int64_t now_ms);
 
 // The id a new version gets in `bucket`: fresh when versioning is Enabled, else "null".
-VersionId VersionIdFor(const metadata::BucketRecord& bucket);
+VersionId VersionIdFor(const metadata::BucketRecord& bucket, std::int64_t now_ms);
 
 }  // namespace strata::storage

@@ -104,9 +104,9 @@ void LocalObjectStore::StartSweeper() {
   }
   sweeper_ = std::thread([this] {
     std::unique_lock lock(sweeper_mu_);
-    while (!sweeper_cv_.wait_for(lock, sweep_.interval, [this] { return stopping_; })) {
+    while (!clock_.WaitFor(lock, sweeper_cv_, sweep_.interval, [this] { return stopping_; })) {
       lock.unlock();
-      SweepAndLog(std::chrono::system_clock::now() - sweep_.grace, false);
+      SweepAndLog(clock_.Now() - sweep_.grace, false);
       lock.lock();
     }
   });

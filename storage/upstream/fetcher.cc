@@ -2,16 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
 #include <deque>
 #include <mutex>
 #include <utility>
 
+#include "common/clock_timer.h"
+#include "common/task_group.h"
 #include "metadata/codec.h"
 #include "storage/integrity.h"
 #include "storage/upstream/s3_client.h"
@@ -24,6 +24,10 @@ struct Fetcher::State {
   ObjectStore& store;
   Upstream& upstream;
   FetchOptions options;
+  const Clock& clock;
+  // The fetches. Before the io_context: a frame the io_context destroys unfinished still
+  // uncounts itself.
+  TaskGroup tasks;
   asio::io_context ioc;
   std::unique_ptr<upstream::S3Client> client;
 
@@ -41,34 +45,44 @@ struct Fetcher::State {
   std::atomic<std::uint64_t> skipped{0};
   std::atomic<std::uint64_t> failed{0};
 
-  State(ObjectStore& s, Upstream& u, FetchOptions o) : store(s), upstream(u), options(o) {}
+  State(ObjectStore& s, Upstream& u, FetchOptions o, const Clock& c)
+      : store(s), upstream(u), options(o), clock(c) {}
 
-  // On ioc's thread: starts waiting jobs while slots are free. The coroutines hold a plain
-  // pointer: the ioc they run on belongs to this State, which outlives them (a frame that
-  // held the State would keep the ioc, and so itself, alive for ever).
+  // On ioc's thread: starts waiting jobs while slots are free (none once the fetcher
+  // stops). The coroutines hold a plain pointer: the ioc they run on belongs to this
+  // State, which outlives them (the destructor joins them first).
   void Pump() {
     std::lock_guard lock(mu);
-    while (in_flight < options.concurrency && !waiting.empty()) {
+    while (in_flight < options.concurrency && !waiting.empty() && !tasks.closed()) {
+      if (!tasks.Spawn(ioc.get_executor(), Run(this, std::move(waiting.front())))) {
+        return;
+      }
       ++in_flight;
-      asio::co_spawn(ioc, Run(this, std::move(waiting.front())), asio::detached);
       waiting.pop_front();
     }
   }
 
   static asio::awaitable<void> Run(State* self, Job job) {
-    const auto started = std::chrono::steady_clock::now();
+    const SteadyTime started = self->clock.SteadyNow();
     auto delay = self->options.retry_base;
-    auto result = co_await self->Fetch(job.record, job.kind);
-    while (job.kind != FetchKind::kRepair && !result.ok() && result.error().retryable &&
-           std::chrono::steady_clock::now() - started + delay < self->options.retry_for) {
-      if (delay == self->options.retry_base) {  // once per outage, not per attempt
-        spdlog::warn("fetch: {}/{}: {}; trying again with backoff", job.record.bucket.str(),
-                     job.record.key.str(), result.error().message);
-      }
-      asio::steady_timer timer(self->ioc, delay);
-      co_await timer.async_wait(asio::use_awaitable);
-      delay = std::min(delay * 2, self->options.retry_max);
+    Result<bool> result = false;
+    try {
       result = co_await self->Fetch(job.record, job.kind);
+      ClockTimer timer(co_await asio::this_coro::executor, self->clock);
+      while (job.kind != FetchKind::kRepair && !result.ok() && result.error().retryable &&
+             self->clock.SteadyNow() - started + delay < self->options.retry_for) {
+        if (delay == self->options.retry_base) {  // once per outage, not per attempt
+          spdlog::warn("fetch: {}/{}: {}; trying again with backoff", job.record.bucket.str(),
+                       job.record.key.str(), result.error().message);
+        }
+        co_await timer.WaitFor(delay);
+        delay = std::min(delay * 2, self->options.retry_max);
+        result = co_await self->Fetch(job.record, job.kind);
+      }
+    } catch (const boost::system::system_error&) {
+      // Cancelled (the fetcher stops): whoever waits for the answer gets one. The
+      // temporary file went with the frames that held it.
+      result = Error(ErrorCode::kUnavailable, "the fetcher stopped", true);
     }
     if (!result.ok()) {
       ++self->failed;
@@ -169,13 +183,18 @@ struct Fetcher::State {
   }
 };
 
-Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options)
-    : state_(std::make_unique<State>(store, upstream, options)) {
+Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options, const Clock& clock)
+    : state_(std::make_unique<State>(store, upstream, options, clock)) {
   state_->client = upstream.NewClient(state_->ioc.get_executor());
 }
 
 Fetcher::~Fetcher() {
   if (thread_.joinable()) {
+    // Stop accepting, cancel, wait: every fetch in flight answers kUnavailable; the
+    // waiting ones are dropped unanswered with the queue.
+    state_->tasks.Close();
+    state_->tasks.Cancel();
+    state_->tasks.Join();
     // The client's sockets belong to the io_context: drop it on its thread, then stop.
     asio::post(state_->ioc, [state = state_.get()] {
       state->client.reset();
@@ -185,7 +204,7 @@ Fetcher::~Fetcher() {
   } else {
     state_->client.reset();
   }
-  state_.reset();  // the ioc goes, and with it the frames of fetches never finished
+  state_.reset();
 }
 
 void Fetcher::Start() {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "metadata/index.h"
 #include "storage/engine_stats.h"
@@ -57,8 +58,12 @@ using FetchDone = std::function<void(const Result<bool>&)>;
 
 class Fetcher {
  public:
-  Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options);
-  ~Fetcher();  // stops: fetches in flight are abandoned (their temporary files removed)
+  // `clock` (outliving the fetcher) times the retries.
+  Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options,
+          const Clock& clock = Clock::System());
+  // Stops: closes and cancels the fetches in flight (each answers kUnavailable; their
+  // temporary files are removed) and waits for them; waiting ones are dropped unanswered.
+  ~Fetcher();
   Fetcher(const Fetcher&) = delete;
   Fetcher& operator=(const Fetcher&) = delete;
 

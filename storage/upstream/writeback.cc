@@ -3,12 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <random>
 #include <set>
@@ -16,6 +13,8 @@
 #include <vector>
 
 #include "auth/signer.h"
+#include "common/clock_timer.h"
+#include "common/task_group.h"
 #include "metadata/codec.h"
 #include "storage/checksum.h"
 #include "storage/integrity.h"
@@ -27,9 +26,8 @@ using upstream::Header;
 
 namespace {
 
-std::int64_t WallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+std::int64_t WallClockMs(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch())
       .count();
 }
 
@@ -84,6 +82,10 @@ struct WritebackWorker::State {
   ObjectStore& store;
   Upstream& upstream;
   WritebackOptions options;
+  const Clock& clock;
+  // The loop and the pushes. Before the io_context: a frame the io_context destroys
+  // unfinished still uncounts itself.
+  TaskGroup tasks;
   asio::io_context ioc;
   std::unique_ptr<upstream::S3Client> client;
   // Touched only on ioc's thread: the keys being pushed, when the queue is next worth
@@ -99,11 +101,11 @@ struct WritebackWorker::State {
   std::atomic<std::int64_t> oldest_enqueued_ms{0};
   std::mt19937_64 jitter{std::random_device{}()};
 
-  State(metadata::Index& i, ObjectStore& s, Upstream& u, WritebackOptions o)
-      : index(i), store(s), upstream(u), options(o) {}
+  State(metadata::Index& i, ObjectStore& s, Upstream& u, WritebackOptions o, const Clock& c)
+      : index(i), store(s), upstream(u), options(o), clock(c) {}
 
   bool Flushing() const {
-    return std::chrono::steady_clock::now().time_since_epoch().count() <
+    return clock.SteadyNow().time_since_epoch().count() <
            flush_until_ns.load(std::memory_order_relaxed);
   }
 
@@ -122,7 +124,7 @@ struct WritebackWorker::State {
     std::vector<metadata::WritebackItem> due;
     const std::size_t room = static_cast<std::size_t>(options.concurrency) -
                              std::min(in_flight.size(), std::size_t(options.concurrency));
-    const std::int64_t now = WallClockMs();
+    const std::int64_t now = WallClockMs(clock);
     const bool flushing = Flushing();
     std::int64_t next_due = now + options.delay.count();
     bool whole_queue = true;
@@ -153,7 +155,7 @@ struct WritebackWorker::State {
   // The oldest item's time, for /metrics and the admin API: a whole scan, so with a long
   // queue only every few seconds.
   void RefreshOldest() {
-    const std::int64_t now = WallClockMs();
+    const std::int64_t now = WallClockMs(clock);
     const auto backlog = index.WritebackBacklog().objects;
     if (backlog == 0) {
       oldest_enqueued_ms.store(0, std::memory_order_relaxed);
@@ -177,20 +179,25 @@ struct WritebackWorker::State {
 
   // Starts pushes in the free slots.
   void Fill() {
-    if (index.WritebackBacklog().objects == 0 || (!Flushing() && WallClockMs() < next_scan_ms)) {
+    if (index.WritebackBacklog().objects == 0 ||
+        (!Flushing() && WallClockMs(clock) < next_scan_ms)) {
       return;
     }
     for (auto& item : DueItems()) {
-      in_flight.insert(KeyId(item));
-      asio::co_spawn(ioc, Push(std::move(item)), asio::detached);
+      std::string key = KeyId(item);
+      in_flight.insert(key);
+      if (!tasks.Spawn(ioc.get_executor(), Push(std::move(item)))) {
+        in_flight.erase(key);  // stopping: the item stays queued for the next start
+      }
     }
   }
 
   asio::awaitable<void> Loop() {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
+    ClockTimer timer(co_await asio::this_coro::executor, clock);
     for (;;) {
-      timer.expires_after(Period());
-      co_await timer.async_wait(asio::use_awaitable);
+      if (!co_await timer.WaitFor(Period())) {
+        co_return;  // cancelled: the worker stops
+      }
       RefreshOldest();
       Fill();
     }
@@ -216,7 +223,7 @@ struct WritebackWorker::State {
     const std::int64_t wait = half + static_cast<std::int64_t>(jitter() % (half + 1));
     spdlog::warn("write-back: push of {}/{} failed (attempt {}), retry in {} ms: {}",
                  item.bucket.str(), item.key.str(), attempts, wait, pushed.error().message);
-    const std::int64_t retry_ms = WallClockMs() + wait;
+    const std::int64_t retry_ms = WallClockMs(clock) + wait;
     next_scan_ms = std::min(next_scan_ms, retry_ms);
     auto deferred = index.DeferWriteback(item, retry_ms, pushed.error().message);
     if (!deferred.ok()) {
@@ -413,13 +420,18 @@ struct WritebackWorker::State {
 };
 
 WritebackWorker::WritebackWorker(metadata::Index& index, ObjectStore& store, Upstream& upstream,
-                                 WritebackOptions options)
-    : state_(std::make_shared<State>(index, store, upstream, options)) {
+                                 WritebackOptions options, const Clock& clock)
+    : state_(std::make_shared<State>(index, store, upstream, options, clock)) {
   state_->client = upstream.NewClient(state_->ioc.get_executor());
 }
 
 WritebackWorker::~WritebackWorker() {
   if (thread_.joinable()) {
+    // Stop accepting, cancel, wait: the loop ends and every push in flight stops at its
+    // next step (its item stays queued, retried at the next start).
+    state_->tasks.Close();
+    state_->tasks.Cancel();
+    state_->tasks.Join();
     // The client's sockets belong to the io_context: drop it on its thread, then stop.
     asio::post(state_->ioc, [state = state_] {
       state->client.reset();
@@ -432,14 +444,14 @@ WritebackWorker::~WritebackWorker() {
 }
 
 void WritebackWorker::Start() {
-  asio::co_spawn(state_->ioc, state_->Loop(), asio::detached);
+  (void)state_->tasks.Spawn(state_->ioc.get_executor(), state_->Loop());
   thread_ = std::thread([state = state_] {
     auto guard = asio::make_work_guard(state->ioc);
     state->ioc.run();
   });
 }
 
-void WritebackWorker::FlushUntil(std::chrono::steady_clock::time_point deadline) {
+void WritebackWorker::FlushUntil(SteadyTime deadline) {
   state_->flush_until_ns.store(deadline.time_since_epoch().count(), std::memory_order_relaxed);
 }
 

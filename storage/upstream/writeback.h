@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "common/clock.h"
 #include "metadata/index.h"
 #include "storage/engine_stats.h"
 #include "storage/object_store.h"
@@ -44,15 +45,19 @@ struct WritebackOptions {
 
 class WritebackWorker {
  public:
+  // `clock` (outliving the worker) times the ticks, the delay and the retries.
   WritebackWorker(metadata::Index& index, ObjectStore& store, Upstream& upstream,
-                  WritebackOptions options);
-  ~WritebackWorker();  // stops: pushes in flight are abandoned (their items stay queued)
+                  WritebackOptions options, const Clock& clock);
+  // Stops: closes and cancels its tasks (the loop, the pushes in flight, whose items stay
+  // queued) and waits for them, then ends the thread.
+  ~WritebackWorker();
   WritebackWorker(const WritebackWorker&) = delete;
   WritebackWorker& operator=(const WritebackWorker&) = delete;
 
   void Start();
   // Until `deadline`, every item is due at once: the delay and retry times are ignored.
-  void FlushUntil(std::chrono::steady_clock::time_point deadline);
+  // (`deadline` on the worker's clock's monotonic time.)
+  void FlushUntil(SteadyTime deadline);
   WritebackStats stats() const;
 
  private:
