@@ -38,7 +38,8 @@ TaskGroup::~TaskGroup() {
   Join();
 }
 
-bool TaskGroup::Spawn(const asio::any_io_executor& executor, asio::awaitable<void> body) {
+bool TaskGroup::Spawn(const asio::any_io_executor& executor, asio::awaitable<void> body,
+                      bool cancellable) {
   auto task = std::make_shared<Task>();
   task->executor = executor;
   std::uint64_t id = 0;
@@ -52,7 +53,8 @@ bool TaskGroup::Spawn(const asio::any_io_executor& executor, asio::awaitable<voi
     tasks_.emplace(id, task);
     cancelled = cancelled_;
   }
-  asio::cancellation_slot slot = task->signal.slot();
+  // An unconnected slot (default-constructed) gives the spawn no cancellation at all.
+  asio::cancellation_slot slot = cancellable ? task->signal.slot() : asio::cancellation_slot();
   asio::co_spawn(executor, Run(Finish(this, id), std::move(body)),
                  asio::bind_cancellation_slot(slot, [task](std::exception_ptr) mutable {
                    // On the task's executor, the coroutine done. The signal holds the

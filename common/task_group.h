@@ -39,7 +39,13 @@ class TaskGroup {
 
   // Starts `task` on `executor`, counted, with a cancellation slot of its own. False (the
   // task is destroyed unstarted) once the group is closed.
-  bool Spawn(const boost::asio::any_io_executor& executor, boost::asio::awaitable<void> task);
+  // `cancellable` false: the task gets no cancellation slot (Cancel does not reach it); for
+  // a task its owner stops another way, such as an accept loop ended by closing its
+  // acceptor. Seen with Boost 1.81: after an accept failed with EMFILE, the loop's next
+  // timer wait found a destroyed handler in its connected slot (UBSan: invalid vptr in
+  // cancellation_slot::emplace; test_connection_limits.py's descriptor flood).
+  bool Spawn(const boost::asio::any_io_executor& executor, boost::asio::awaitable<void> task,
+             bool cancellable = true);
   void Close();
   // Cancels every task counted now, and every task spawned from now on (until Close
   // refuses them).

@@ -371,7 +371,9 @@ Result<void> Server::Start() {
 void Server::Run() {
   for (auto& core : impl_->cores) {
     for (auto& acceptor : core->acceptors) {
-      (void)core->tasks.Spawn(core->ioc.get_executor(), impl_->AcceptLoop(*core, acceptor));
+      // Ended by closing its acceptor (BeginShutdown), not by cancellation.
+      (void)core->tasks.Spawn(core->ioc.get_executor(), impl_->AcceptLoop(*core, acceptor),
+                              /*cancellable=*/false);
     }
     core->thread = std::thread([c = core.get()] {
       c->ioc.run();
