@@ -56,6 +56,27 @@ TEST(TaskGroupTest, CountsTasksUntilTheyFinish) {
   EXPECT_EQ(group.size(), 0u);
 }
 
+// A task spawned without a cancellation slot (an accept loop, ended by closing its
+// acceptor) is counted like any other, and Cancel does not reach it.
+TEST(TaskGroupTest, CancelDoesNotReachAnUncancellableTask) {
+  asio::io_context ioc;
+  TaskGroup group;
+  asio::steady_timer gate(ioc, asio::steady_timer::time_point::max());
+  int finished = 0;
+  boost::system::error_code ended;
+  ASSERT_TRUE(group.Spawn(ioc.get_executor(), WaitOn(gate, finished, ended),
+                          /*cancellable=*/false));
+  ioc.poll();
+  group.Cancel();
+  ioc.poll();
+  EXPECT_EQ(finished, 0);
+  EXPECT_EQ(group.size(), 1u);
+  gate.cancel();  // its owner's own way of ending it
+  ioc.poll();
+  EXPECT_EQ(finished, 1);
+  EXPECT_EQ(group.size(), 0u);
+}
+
 TEST(TaskGroupTest, CancelReachesATaskWaitingOnATimer) {
   asio::io_context ioc;
   TaskGroup group;
