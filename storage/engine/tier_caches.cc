@@ -366,6 +366,22 @@ void TierCaches::EvictDisplaced() {
   }
 }
 
+std::uint64_t TierCaches::EvictOrKeep(const Tier& tier, CacheEntry entry,
+                                      std::vector<CacheEntry>& kept, std::uint64_t& evictions) {
+  std::uint64_t freed = 0;
+  switch (Evict(tier, entry, freed)) {
+    case Outcome::kEvicted:
+      ++evictions;
+      return freed;
+    case Outcome::kKept:
+      kept.push_back(std::move(entry));
+      return 0;
+    case Outcome::kGone:
+      return 0;
+  }
+  return 0;
+}
+
 std::uint64_t TierCaches::EvictDoomed(Tier& tier) {
   std::lock_guard evicting(tier.evicting);
   std::vector<CacheEntry> doomed;
@@ -377,18 +393,7 @@ std::uint64_t TierCaches::EvictDoomed(Tier& tier) {
   std::uint64_t evictions = 0;
   std::uint64_t evicted_bytes = 0;
   for (auto& entry : doomed) {
-    std::uint64_t freed = 0;
-    switch (Evict(tier, entry, freed)) {
-      case Outcome::kEvicted:
-        ++evictions;
-        evicted_bytes += freed;
-        break;
-      case Outcome::kKept:
-        kept.push_back(std::move(entry));
-        break;
-      case Outcome::kGone:
-        break;
-    }
+    evicted_bytes += EvictOrKeep(tier, std::move(entry), kept, evictions);
   }
   std::lock_guard lock(tier.mu);
   for (auto& entry : kept) {
@@ -409,19 +414,9 @@ void TierCaches::PassOver(Tier& tier, std::int64_t used) {
   std::uint64_t evictions = 0;
   std::uint64_t evicted_bytes = 0;
   auto evict = [&](CacheEntry entry) {
-    std::uint64_t freed = 0;
-    switch (Evict(tier, entry, freed)) {
-      case Outcome::kEvicted:
-        ++evictions;
-        evicted_bytes += freed;
-        used -= static_cast<std::int64_t>(freed);
-        break;
-      case Outcome::kKept:
-        kept.push_back(std::move(entry));
-        break;
-      case Outcome::kGone:
-        break;
-    }
+    const std::uint64_t freed = EvictOrKeep(tier, std::move(entry), kept, evictions);
+    evicted_bytes += freed;
+    used -= static_cast<std::int64_t>(freed);
   };
   bool blocked = false;
   if (used > high) {

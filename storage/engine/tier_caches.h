@@ -125,6 +125,10 @@ class TierCaches {
   Tier* TierOf(const metadata::ObjectRecord& record);
   static CacheEntry EntryOf(const metadata::ObjectRecord& record, std::uint64_t bytes);
   Outcome Evict(const Tier& tier, const CacheEntry& entry, std::uint64_t& freed);
+  // Evicts `entry` (counted in `evictions`; returns the bytes freed), or adds it to `kept`
+  // when it must stay (dirty, pinned), or drops it (gone or changed).
+  std::uint64_t EvictOrKeep(const Tier& tier, CacheEntry entry, std::vector<CacheEntry>& kept,
+                            std::uint64_t& evictions);
   // Evicts the tier's doomed copies; returns the bytes freed.
   std::uint64_t EvictDoomed(Tier& tier);
   void PassOver(Tier& tier, std::int64_t used);
