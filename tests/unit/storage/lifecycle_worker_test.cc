@@ -21,6 +21,7 @@
 #include "storage/object_store.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
+#include "tests/unit/storage/test_store.h"
 
 namespace strata::storage {
 namespace {
@@ -53,14 +54,8 @@ class LifecycleWorkerTest : public ::testing::Test {
     config_.server.fsync = false;
     config_.lifecycle.day = milliseconds(kDayMs);
     config_.lifecycle.interval = kInterval;
-    TierConfig hot;
-    hot.name = "hot";
-    hot.kind = TierKind::kLocal;
-    hot.path = (dir_.path() / "hot").string();
-    TierConfig warm = hot;
-    warm.name = "warm";
-    warm.path = (dir_.path() / "warm").string();
-    config_.tiers = {hot, warm};
+    config_.tiers = {testing::LocalTierConfig("hot", dir_.path()),
+                     testing::LocalTierConfig("warm", dir_.path())};
     config_.storage_classes = {{"STANDARD", "hot"}, {"STANDARD_IA", "warm"}};
     auto store =
         ObjectStore::Open(config_, *index_, SweepOptions{.interval = {}, .at_open = false}, clock_);
@@ -80,18 +75,7 @@ class LifecycleWorkerTest : public ::testing::Test {
   }
 
   metadata::ObjectRecord Put(const std::string& key) {
-    auto write = store_->BeginWrite(BucketName(kBucket), {});
-    EXPECT_TRUE(write.ok()) << write.error().message;
-    if (!write.ok()) {
-      return {};
-    }
-    EXPECT_TRUE((*write)->Append(RandomBytes(4096, key.size())).ok());
-    metadata::ObjectRecord record;
-    record.bucket = BucketName(kBucket);
-    record.key = ObjectKey(key);
-    auto put = store_->CommitWrite(std::move(write).value(), record);
-    EXPECT_TRUE(put.ok()) << put.error().message;
-    return put.ok() ? *put : metadata::ObjectRecord{};
+    return testing::PutBytes(*store_, kBucket, key, RandomBytes(4096, key.size()));
   }
 
   Result<metadata::ObjectRecord> Head(const std::string& key) {

@@ -33,6 +33,7 @@
 #include "tests/unit/storage/test_dir.h"
 #include "tests/unit/storage/test_io_context.h"
 #include "tests/unit/storage/test_moto.h"
+#include "tests/unit/storage/test_store.h"
 
 namespace strata::storage {
 namespace {
@@ -68,10 +69,7 @@ class PrefetchJobsTest : public ::testing::Test {
     ASSERT_TRUE(index.ok()) << index.error().message;
     index_ = std::move(index).value();
     config_.server.fsync = false;
-    TierConfig hot;
-    hot.name = "hot";
-    hot.kind = TierKind::kLocal;
-    hot.path = (dir_.path() / "hot").string();
+    TierConfig hot = testing::LocalTierConfig("hot", dir_.path());
     hot.capacity = 100 * 1024;  // high mark at half: room for 3 objects (50 KiB)
     hot.high_watermark = 0.5;
     hot.low_watermark = 0.4;

@@ -27,6 +27,7 @@
 #include "storage/object_store.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
+#include "tests/unit/storage/test_store.h"
 #include "tests/unit/storage/test_writeback.h"
 
 namespace strata::storage {
@@ -71,10 +72,7 @@ class TierCachesTest : public ::testing::Test {
     ASSERT_TRUE(index.ok()) << index.error().message;
     index_ = std::move(index).value();
     config_.server.fsync = false;
-    TierConfig hot;
-    hot.name = "hot";
-    hot.kind = TierKind::kLocal;
-    hot.path = (dir_.path() / "hot").string();
+    TierConfig hot = testing::LocalTierConfig("hot", dir_.path());
     hot.capacity = kCapacity;
     hot.high_watermark = kHighWatermark;
     hot.low_watermark = kLowWatermark;
@@ -101,18 +99,8 @@ class TierCachesTest : public ::testing::Test {
   }
 
   metadata::ObjectRecord Put(const std::string& key, std::uint64_t seed) {
-    auto write = store_->BeginWrite(BucketName(kBucket), {});
-    EXPECT_TRUE(write.ok()) << write.error().message;
-    if (!write.ok()) {
-      return {};
-    }
-    EXPECT_TRUE((*write)->Append(RandomBytes(static_cast<std::size_t>(kObject), seed)).ok());
-    metadata::ObjectRecord record;
-    record.bucket = BucketName(kBucket);
-    record.key = ObjectKey(key);
-    auto put = store_->CommitWrite(std::move(write).value(), record);
-    EXPECT_TRUE(put.ok()) << put.error().message;
-    return put.ok() ? *put : metadata::ObjectRecord{};
+    return testing::PutBytes(*store_, kBucket, key,
+                             RandomBytes(static_cast<std::size_t>(kObject), seed));
   }
 
   metadata::ObjectRecord Head(const std::string& key) {
