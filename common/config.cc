@@ -28,6 +28,18 @@
 #include <sstream>
 
 namespace strata {
+
+std::string_view TierKindName(TierKind kind) {
+  switch (kind) {
+    case TierKind::kLocal:
+      return "local";
+    case TierKind::kPeer:
+      return "peer";
+    case TierKind::kS3:
+      return "s3";
+  }
+  return "unknown";
+}
 namespace {
 
 // The S3 storage class names a [storage_classes] table may map.
@@ -597,13 +609,14 @@ class ConfigReader {
         const toml::node& v = *t.get("kind");
         auto r = GetString(v, Join(prefix, "kind"));
         STRATA_RETURN_IF_ERROR(r);
-        if (*r == "local") {
-          tier.kind = TierKind::kLocal;
-        } else if (*r == "peer") {
-          tier.kind = TierKind::kPeer;
-        } else if (*r == "s3") {
-          tier.kind = TierKind::kS3;
-        } else {
+        bool known = false;
+        for (TierKind kind : {TierKind::kLocal, TierKind::kPeer, TierKind::kS3}) {
+          if (*r == TierKindName(kind)) {
+            tier.kind = kind;
+            known = true;
+          }
+        }
+        if (!known) {
           return Fail(v, Join(prefix, "kind"),
                       "unknown kind \"" + *r + "\"; expected local, peer or s3");
         }

@@ -68,6 +68,8 @@ struct UserConfig {
 };
 
 enum class TierKind { kLocal, kPeer, kS3 };
+// The kind as the configuration spells it: "local", "peer", "s3".
+std::string_view TierKindName(TierKind kind);
 
 struct TierConfig {
   std::string name;

@@ -11,6 +11,7 @@
 #include "gateway/operation.h"
 #include "gateway/operation_table.h"
 #include "gateway/xml.h"
+#include "metadata/read_inline.h"
 
 namespace strata::gateway {
 namespace {
@@ -30,7 +31,9 @@ Error MethodNotAllowed() {
 // NoSuchBucket.
 HandlerResult ResolveBucket(RequestContext& ctx) {
   const BucketName name(ctx.target.bucket);
-  auto bucket = ctx.services.store.GetBucket(name);
+  auto& store = ctx.services.store;
+  auto bucket = co_await metadata::ReadInline(ctx.services.blocking_pool,
+                                              [&store, name] { return store.GetBucket(name); });
   if (bucket.ok()) {
     if (!MayAccess(ctx.auth.principal, *bucket)) {
       co_return Error(ErrorCode::kAccessDenied, "Access Denied");
@@ -41,7 +44,7 @@ HandlerResult ResolveBucket(RequestContext& ctx) {
   if (bucket.error().code != ErrorCode::kNoSuchBucket) {
     co_return bucket.error();
   }
-  if (ctx.services.upstream != nullptr) {
+  if (ctx.services.engine.has_upstream()) {
     // Unknown here but perhaps upstream: an existing store shows through strata.
     STRATA_CO_TRY(auto adopted, co_await AdoptUpstreamBucket(ctx, name));
     if (adopted.has_value() && !MayAccess(ctx.auth.principal, *adopted)) {

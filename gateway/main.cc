@@ -89,7 +89,9 @@ int main(int argc, char** argv) {
   if (!index.ok()) {
     return Fail("cannot open the index: " + index.error().message);
   }
-  auto engine = storage::TierEngine::Open(*config, **index, clock);
+  // Where fsyncs and synced index writes wait, off the I/O threads.
+  boost::asio::thread_pool blocking_pool(kBlockingThreads);
+  auto engine = storage::TierEngine::Open(*config, **index, clock, blocking_pool);
   if (!engine.ok()) {
     return Fail("cannot open the storage engine: " + engine.error().message);
   }
@@ -101,19 +103,11 @@ int main(int argc, char** argv) {
   gateway::IndexCredentialStore credentials(*config, **index);
   auth::Verifier verifier(credentials, clock,
                           auth::VerifierOptions{.region = config->server.region});
-  boost::asio::thread_pool blocking_pool(kBlockingThreads);
-  gateway::Services services{*config, clock, **index, (*engine)->store(), verifier, blocking_pool};
+  gateway::Services services{*config,  clock,        **index, **engine, (*engine)->store(),
+                             verifier, blocking_pool};
   // Read-through fills committed after their answer; the server waits for them on stop.
   TaskGroup background;
   services.background = &background;
-  services.engine = engine->get();
-  services.upstream = (*engine)->upstream();
-  services.writeback = (*engine)->writeback();
-  services.fetcher = (*engine)->fetcher();
-  services.tier_caches = (*engine)->tier_caches();
-  services.prefetch = (*engine)->prefetch();
-  services.lifecycle = (*engine)->lifecycle();
-  services.scrubber = (*engine)->scrubber();
 
   gateway::Server server(services);
   auto started = server.Start();

@@ -559,6 +559,13 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scop
              "Bytes of index blocks the block cache holds now.");
     w.Sample("strata_index_cache_bytes", {}, sample.index_cache->used);
   }
+  if (sample.index_reads) {
+    w.Family("strata_index_reads_total", "counter",
+             "Index reads of the request path: served inline from memory (memtables, block "
+             "cache), or on the blocking pool because they needed the disk.");
+    w.Sample("strata_index_reads_total", {{"path", "memory"}}, sample.index_reads->memory);
+    w.Sample("strata_index_reads_total", {{"path", "pool"}}, sample.index_reads->pool);
+  }
   if (!sample.tier_caches.empty()) {
     RenderTierCaches(w, sample.tier_caches);
   }
@@ -602,8 +609,9 @@ std::string GatewayMetrics::Scrape(const Services& services, MetricsScope scope)
     sample.usage = std::move(usage).value();
   }
   sample.index_cache = services.index.BlockCache();
-  if (services.engine != nullptr) {
-    storage::EngineStats engine = services.engine->Stats();
+  sample.index_reads = metadata::ReadInlineCounts();
+  {
+    storage::EngineStats engine = services.engine.Stats();
     sample.tier_caches = std::move(engine.tier_caches);
     sample.lifecycle = engine.lifecycle;
     sample.scrub = engine.scrub;

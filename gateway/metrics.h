@@ -26,6 +26,7 @@
 #include "gateway/operation.h"
 #include "gateway/usage_report.h"
 #include "metadata/index.h"
+#include "metadata/read_inline.h"
 #include "storage/engine_stats.h"
 
 namespace strata::gateway {
@@ -158,8 +159,9 @@ struct ScrapeSample {
   std::optional<storage::ScrubStats> scrub;          // nullopt: no scrubber
   std::optional<WritebackSample> writeback;          // nullopt: no upstream configured
   std::optional<UsageReport> usage;                  // nullopt: not read (no index, or it failed)
-  std::optional<metadata::IndexCacheStats> index_cache;  // nullopt: no index
-  std::vector<storage::TierCacheStats> tier_caches;      // local tiers with a capacity
+  std::optional<metadata::IndexCacheStats> index_cache;   // nullopt: no index
+  std::optional<metadata::InlineReadCounts> index_reads;  // the request path's, by where
+  std::vector<storage::TierCacheStats> tier_caches;       // local tiers with a capacity
   double uptime_seconds = 0;
   std::uint64_t checksum_mismatches = 0;        // storage::ChecksumMismatches()
   std::uint64_t integrity_repairs = 0;          // storage::IntegrityRepairs()

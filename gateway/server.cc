@@ -157,8 +157,8 @@ struct Server::Impl {
   std::vector<std::unique_ptr<Core>> cores;
   std::optional<asio::ssl::context> tls;
   std::vector<tcp::endpoint> endpoints;
-  // SIGINT/SIGTERM are caught from Start on, before "listening" is logged: a signal sent
-  // as soon as the server says it is up must still shut it down cleanly.
+  // SIGINT/SIGTERM are caught from Start on, before any socket listens: a signal sent as
+  // soon as a connection to the server succeeds must still shut it down cleanly.
   asio::io_context signals_ioc;
   std::optional<asio::signal_set> signals;
 
@@ -282,6 +282,9 @@ Server::~Server() = default;
 
 Result<void> Server::Start() {
   const auto& server = impl_->services.config.server;
+  // Before the first listen(): a client's connect succeeds from then on (the kernel
+  // queues it), and a SIGTERM sent as soon as it did must find the handler.
+  impl_->signals.emplace(impl_->signals_ioc, SIGINT, SIGTERM);
   if (server.tls_enabled()) {
     impl_->tls.emplace(asio::ssl::context::tls_server);
     boost::system::error_code ec;
@@ -360,7 +363,6 @@ Result<void> Server::Start() {
     storage::PrepareDataPath(core->ioc);
     impl_->cores.push_back(std::move(core));
   }
-  impl_->signals.emplace(impl_->signals_ioc, SIGINT, SIGTERM);
   for (auto& ep : impl_->endpoints) {
     spdlog::info("listening on {}://{}:{} with {} threads", impl_->tls ? "https" : "http",
                  ep.address().to_string(), ep.port(), threads);

@@ -8,18 +8,6 @@
 namespace strata::gateway {
 namespace {
 
-const char* KindName(TierKind kind) {
-  switch (kind) {
-    case TierKind::kLocal:
-      return "local";
-    case TierKind::kPeer:
-      return "peer";
-    case TierKind::kS3:
-      return "s3";
-  }
-  return "unknown";
-}
-
 std::string Number(double value) {
   char text[64];
   std::snprintf(text, sizeof text, "%.6f", value);
@@ -37,8 +25,10 @@ void AppendLine(std::string& json, const UsageLine& line) {
 UsageReport BuildUsageReport(const Config& config, const std::vector<metadata::UsageRow>& rows) {
   UsageReport report;
   for (const auto& tier : config.tiers) {
-    report.tiers.push_back(
-        {{"", tier.name, 0, 0, 0}, KindName(tier.kind), tier.capacity, tier.price_per_gb_month});
+    report.tiers.push_back({{"", tier.name, 0, 0, 0},
+                            std::string(TierKindName(tier.kind)),
+                            tier.capacity,
+                            tier.price_per_gb_month});
   }
   auto tier_of = [&](const std::string& name) -> TierUsage& {
     for (auto& tier : report.tiers) {

@@ -52,7 +52,7 @@ template <typename Record, typename Decode>
 Result<std::vector<Record>> ScanAll(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, Decode decode,
                                     std::string_view what) {
   std::vector<Record> out;
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), cf));
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ThreadReadOptions(), cf));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto record = decode(View(it->value()));
     if (!record.ok()) {
@@ -188,7 +188,7 @@ std::mutex& RocksIndex::KeyLock(const BucketName& bucket, const ObjectKey& key) 
 
 Result<bool> RocksIndex::BucketExists(const BucketName& name) {
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), buckets_, name.str(), &value);
+  rocksdb::Status s = db_->Get(ThreadReadOptions(), buckets_, name.str(), &value);
   if (s.IsNotFound()) {
     return false;
   }
@@ -224,7 +224,7 @@ Result<void> RocksIndex::CreateBucket(const BucketRecord& bucket) {
 Result<BucketRecord> RocksIndex::GetBucket(const BucketName& name) {
   return GuardExceptions("get bucket", [&]() -> Result<BucketRecord> {
     std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), buckets_, name.str(), &value);
+    rocksdb::Status s = db_->Get(ThreadReadOptions(), buckets_, name.str(), &value);
     if (s.IsNotFound()) {
       return Error(ErrorCode::kNotFound, "no bucket " + name.str());
     }
@@ -602,7 +602,7 @@ Result<void> RocksIndex::PutUser(const UserRecord& user) {
 Result<UserRecord> RocksIndex::GetUser(const std::string& access_key) {
   return GuardExceptions("get user", [&]() -> Result<UserRecord> {
     std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), users_, access_key, &value);
+    rocksdb::Status s = db_->Get(ThreadReadOptions(), users_, access_key, &value);
     if (s.IsNotFound()) {
       return Error(ErrorCode::kNotFound, "no user " + access_key);
     }
@@ -617,7 +617,7 @@ Result<void> RocksIndex::DeleteUser(const std::string& access_key) {
   return GuardExceptions("delete user", [&]() -> Result<void> {
     std::lock_guard lock(users_lock_);
     std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), users_, access_key, &value);
+    rocksdb::Status s = db_->Get(ThreadReadOptions(), users_, access_key, &value);
     if (s.IsNotFound()) {
       return Error(ErrorCode::kNotFound, "no user " + access_key);
     }

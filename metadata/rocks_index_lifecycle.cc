@@ -154,7 +154,7 @@ Result<void> RocksIndex::FinishReseed(const LifecycleReseed& reseed) {
     std::unique_lock lock(BucketLock(reseed.bucket));
     const std::string row = ReseedRowKey(reseed.bucket.view());
     std::string token;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), queues_, row, &token);
+    rocksdb::Status s = db_->Get(ThreadReadOptions(), queues_, row, &token);
     if (s.IsNotFound() || (s.ok() && token != reseed.token)) {
       return Ok();
     }

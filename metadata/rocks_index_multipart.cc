@@ -68,7 +68,7 @@ Result<UploadRecord> RocksIndex::GetUpload(const BucketName& bucket, const Objec
   STRATA_RETURN_IF_ERROR(CheckUploadId(upload_id));
   return GuardExceptions("get upload", [&]() -> Result<UploadRecord> {
     std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), multipart_,
+    rocksdb::Status s = db_->Get(ThreadReadOptions(), multipart_,
                                  UploadRowKey(bucket.view(), key.view(), upload_id.view()), &value);
     if (s.IsNotFound()) {
       return NoSuchUpload(upload_id);
@@ -95,7 +95,7 @@ Result<std::optional<PartRecord>> RocksIndex::PutPart(const BucketName& bucket,
     const std::string row = PartRowKey(upload_id.view(), part.number);
     std::string old_value;
     std::optional<PartRecord> replaced;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), parts_, row, &old_value);
+    rocksdb::Status s = db_->Get(ThreadReadOptions(), parts_, row, &old_value);
     if (s.ok()) {
       auto old = DecodePart(old_value);
       if (!old.ok()) {

@@ -100,7 +100,7 @@ rocksdb::Status RocksIndex::StagePartUsage(const BucketName& bucket, const PartR
 Result<std::vector<UsageRow>> RocksIndex::Usage() {
   return GuardExceptions("read usage", [&]() -> Result<std::vector<UsageRow>> {
     std::vector<UsageRow> rows;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), usage_));
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ThreadReadOptions(), usage_));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       const auto parsed = ParseUsageRowKey(View(it->key()));
       if (!parsed) {
@@ -152,7 +152,7 @@ Result<void> RocksIndex::ForEachVersion(const std::function<bool(const ObjectRec
 Result<void> RocksIndex::CountUsageIfNeeded() {
   const std::string marker;
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), usage_, marker, &value);
+  rocksdb::Status s = db_->Get(ThreadReadOptions(), usage_, marker, &value);
   if (s.ok()) {
     return Ok();
   }

@@ -134,8 +134,8 @@ Result<std::optional<WritebackItem>> RocksIndex::GetWriteback(const BucketName& 
                                                               const ObjectKey& key) {
   return GuardExceptions("get write-back", [&]() -> Result<std::optional<WritebackItem>> {
     std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), queues_,
-                                 WritebackRowKey(bucket.view(), key.view()), &value);
+    rocksdb::Status s =
+        db_->Get(ThreadReadOptions(), queues_, WritebackRowKey(bucket.view(), key.view()), &value);
     if (s.IsNotFound()) {
       return std::optional<WritebackItem>();
     }

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "metadata/read_inline.h"
+
 namespace strata::metadata {
 
 Error FromStatus(const rocksdb::Status& s, std::string_view what) {
@@ -13,6 +15,9 @@ Error FromStatus(const rocksdb::Status& s, std::string_view what) {
   }
   if (s.IsNoSpace()) {
     return Error(ErrorCode::kNoSpace, std::move(msg));
+  }
+  if (s.IsIncomplete() && MemoryOnlyReads::active()) {
+    MemoryOnlyReads::NoteDiskNeeded();
   }
   if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut() || s.IsIncomplete()) {
     return Error(ErrorCode::kUnavailable, std::move(msg), true);
@@ -58,11 +63,19 @@ bool StartsWith(const rocksdb::Slice& s, std::string_view prefix) {
 PrefixScan::PrefixScan(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const std::string& prefix,
                        const std::string& seek)
     : upper_(PrefixSuccessor(prefix)), upper_slice_(upper_) {
-  rocksdb::ReadOptions ro;
+  rocksdb::ReadOptions ro = ThreadReadOptions();
   ro.iterate_upper_bound = &upper_slice_;
   ro.prefix_same_as_start = true;
   it_.reset(db->NewIterator(ro, cf));
   it_->Seek(seek);
+}
+
+rocksdb::ReadOptions ThreadReadOptions() {
+  rocksdb::ReadOptions options;
+  if (MemoryOnlyReads::active()) {
+    options.read_tier = rocksdb::kBlockCacheTier;
+  }
+  return options;
 }
 
 bool HasCopyOn(const ObjectRecord& object, std::string_view tier) {

@@ -18,8 +18,13 @@ namespace strata::metadata {
 std::shared_ptr<rocksdb::MergeOperator> NewUsageMergeOperator();
 
 // A RocksDB status as an Error: kCorruption, kNoSpace, kUnavailable (retryable),
-// kNotFound or kInternal; the message starts with `what`.
+// kNotFound or kInternal; the message starts with `what`. An Incomplete status inside
+// MemoryOnlyReads (a block not in memory) is noted on the scope.
 Error FromStatus(const rocksdb::Status& s, std::string_view what);
+
+// The options of a read on the calling thread: from memory only inside MemoryOnlyReads
+// (metadata/read_inline.h).
+rocksdb::ReadOptions ThreadReadOptions();
 
 // Names the index can store: non-empty, without 0x00 (the key schema's separator).
 Result<void> CheckBucketName(const BucketName& b);

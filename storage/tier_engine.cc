@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include "storage/engine/cold_reads.h"
 #include "storage/engine/lifecycle_worker.h"
 #include "storage/engine/prefetch_jobs.h"
 #include "storage/engine/scrubber.h"
 #include "storage/engine/tier_caches.h"
+#include "storage/upstream/copy_flights.h"
 #include "storage/upstream/fetcher.h"
 #include "storage/upstream/repairer.h"
 #include "storage/upstream/upstream.h"
@@ -29,8 +31,16 @@ WritebackOptions WritebackOptionsFor(const Config& config, const TierConfig& col
 }  // namespace
 
 Result<std::unique_ptr<TierEngine>> TierEngine::Open(const Config& config, metadata::Index& index,
-                                                     const Clock& clock) {
+                                                     const Clock& clock,
+                                                     boost::asio::thread_pool& blocking_pool) {
   std::unique_ptr<TierEngine> engine(new TierEngine());
+  engine->config_ = &config;
+  engine->index_ = &index;
+  engine->clock_ = &clock;
+  engine->blocking_pool_ = &blocking_pool;
+  // The upstream objects being copied onto the hot tier now, by read-through GETs and the
+  // fetcher alike: one copy of a key at a time.
+  engine->flights_ = std::make_unique<CopyFlights>();
   auto store = ObjectStore::Open(config, index, SweepOptions{}, clock);
   if (!store.ok()) {
     return std::move(store).error();
@@ -48,9 +58,9 @@ Result<std::unique_ptr<TierEngine>> TierEngine::Open(const Config& config, metad
     engine->upstream_ = std::move(made).value();
     engine->writeback_ = std::make_unique<WritebackWorker>(
         index, objects, *engine->upstream_, WritebackOptionsFor(config, *cold), clock);
-    engine->fetcher_ =
-        std::make_unique<Fetcher>(objects, *engine->upstream_,
-                                  FetchOptions{.concurrency = config.prefetch.concurrency}, clock);
+    engine->fetcher_ = std::make_unique<Fetcher>(
+        objects, *engine->upstream_, FetchOptions{.concurrency = config.prefetch.concurrency},
+        clock, engine->flights_.get());
     const auto backlog = index.WritebackBacklog();
     spdlog::info("upstream: tier {} at {}; write-back delay {} ms, backlog {} objects, {} bytes",
                  cold->name, cold->endpoint, config.writeback.delay.count(), backlog.objects,
@@ -79,6 +89,21 @@ Result<std::unique_ptr<TierEngine>> TierEngine::Open(const Config& config, metad
   if (engine->fetcher_) {
     engine->prefetch_ = std::make_unique<PrefetchJobs>(
         config, clock, index, objects, *engine->fetcher_, engine->tier_caches_.get());
+  }
+  // Reads of bound buckets that reach the upstream: read-through, evicted versions,
+  // revalidation, merged listings, adoption.
+  if (engine->upstream_) {
+    engine->cold_reads_ = std::make_unique<ColdReads>(ColdReadParts{
+        .config = config,
+        .clock = clock,
+        .index = index,
+        .store = objects,
+        .upstream = *engine->upstream_,
+        .tier_caches = engine->tier_caches_.get(),
+        .prefetch = engine->prefetch_.get(),
+        .flights = *engine->flights_,
+        .blocking_pool = blocking_pool,
+    });
   }
   // Lifecycle rules, applied from the index's due-time queue every [lifecycle] interval.
   engine->lifecycle_ = std::make_unique<LifecycleWorker>(config, index, objects, clock);
@@ -114,6 +139,7 @@ void TierEngine::Stop() {
   // The prefetch jobs run on the fetcher's thread: stopped (cancelled, waited for) while
   // it runs; the fetcher then cancels the fetches they queued, whose answers still reach
   // the jobs' counters; only then may those go.
+  cold_reads_.reset();  // it reaches the prefetch jobs, which go next
   if (prefetch_) {
     prefetch_->Stop();
   }

@@ -14,8 +14,8 @@
 #include <openssl/rand.h>
 
 #include "common/http_time.h"
+#include "common/offload.h"
 #include "gateway/handlers/context.h"
-#include "gateway/offload.h"
 #include "gateway/usage_report.h"
 
 namespace strata::gateway {

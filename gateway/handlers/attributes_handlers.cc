@@ -146,7 +146,7 @@ HandlerResult GetObjectAttributes(RequestContext& ctx) {
   STRATA_CO_TRY(auto max_parts, NumberHeader(ctx, "x-amz-max-parts", kMaxAttributeParts));
   STRATA_CO_TRY(auto marker, NumberHeader(ctx, "x-amz-part-number-marker", 0));
   STRATA_CO_RETURN_IF_ERROR(ExistingBucket(ctx));
-  STRATA_CO_TRY(auto record, AddressedVersion(ctx));
+  STRATA_CO_TRY(auto record, co_await AddressedVersion(ctx));
   auto answered = co_await AnswerUnreadable(ctx, record);
   if (answered) {
     co_return std::move(*answered);

@@ -2,8 +2,6 @@
 // DeleteBucket, GetBucketLocation, ListObjects (v1 and v2).
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <charconv>
 #include <limits>
 #include <map>
@@ -12,12 +10,10 @@
 #include "auth/payload_decoder.h"
 #include "auth/signer.h"
 #include "common/http_time.h"
+#include "common/offload.h"
 #include "gateway/handlers/context.h"
-#include "gateway/handlers/read_through.h"
-#include "gateway/offload.h"
 #include "gateway/xml.h"
-#include "storage/upstream/upstream.h"
-#include "storage/upstream/writeback.h"
+#include "metadata/read_inline.h"
 
 namespace strata::gateway {
 namespace {
@@ -27,74 +23,22 @@ constexpr std::size_t kMaxBucketConfigBytes = 64 * 1024;
 // ListBuckets' page size when a page is asked for (S3's maximum and default).
 constexpr std::size_t kMaxBucketsPage = 10000;
 // How long DeleteBucket waits for the bucket's waiting changes to reach the upstream.
-constexpr auto kDeleteBucketDrain = std::chrono::seconds(10);
-
-Result<bool> HasWaitingChanges(metadata::Index& index, const BucketName& bucket) {
-  bool found = false;
-  auto scanned = index.ScanWriteback([&](const metadata::WritebackItem& item) {
-    found = item.bucket == bucket;
-    return !found;
-  });
-  if (!scanned.ok()) {
-    return std::move(scanned).error();
-  }
-  return found;
-}
-
-// Before a bound bucket goes: its deletes (and any other change) still waiting are
-// pushed now, or the upstream would keep objects the user deleted.
-boost::asio::awaitable<Result<void>> DrainBucket(RequestContext& ctx, const BucketName& bucket) {
-  auto& index = ctx.services.index;
-  const auto deadline = std::chrono::steady_clock::now() + kDeleteBucketDrain;
-  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-  for (;;) {
-    STRATA_CO_TRY(auto waiting, co_await Offload(ctx.services.blocking_pool,
-                                                 [&] { return HasWaitingChanges(index, bucket); }));
-    if (!waiting) {
-      co_return Ok();
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      co_return Error(ErrorCode::kBucketNotEmpty,
-                      "The bucket you tried to delete has changes not yet written back upstream");
-    }
-    if (ctx.services.writeback != nullptr) {
-      ctx.services.writeback->FlushUntil(deadline);
-    }
-    timer.expires_after(std::chrono::milliseconds(50));
-    co_await timer.async_wait(boost::asio::use_awaitable);
-  }
-}
-
-// The upstream bucket must be empty before strata deletes its record: otherwise the
-// objects only the upstream has would be orphaned behind a bucket strata says is gone.
-boost::asio::awaitable<Result<void>> RequireEmptyUpstream(RequestContext& ctx,
-                                                          const metadata::BucketRecord& bucket) {
-  auto executor = co_await boost::asio::this_coro::executor;
-  auto& client = ctx.services.upstream->Client(executor);
-  storage::upstream::ListRequest request;
-  request.max_keys = 1;
-  auto page = co_await client.ListObjectsV2(bucket.upstream_bucket, request);
-  if (!page.ok()) {
-    if (page.error().code == ErrorCode::kNoSuchBucket) {
-      co_return Ok();
-    }
-    co_return std::move(page).error();
-  }
-  if (!page->objects.empty()) {
-    co_return Error(ErrorCode::kBucketNotEmpty, "The bucket you tried to delete is not empty");
-  }
-  co_return Ok();
-}
+constexpr auto kDeleteBucketDrain = std::chrono::milliseconds(10'000);
 
 // One page of a listing: the index's, merged with the upstream's in a bound bucket.
 boost::asio::awaitable<Result<metadata::ListObjectsPage>> ListPage(RequestContext& ctx,
                                                                    const std::string& prefix,
                                                                    const std::string& cursor,
                                                                    std::size_t want) {
-  if (ctx.bucket && !ctx.bucket->upstream_tier.empty() && ctx.services.upstream != nullptr) {
-    co_return co_await ListMergedPage(ctx, prefix, cursor, want);
+  if (ctx.bucket) {
+    co_return co_await ctx.services.engine.ListMerged(*ctx.bucket, prefix, cursor, want);
   }
-  co_return ctx.services.index.ListObjects(BucketName(ctx.target.bucket), prefix, cursor, want);
+  auto& index = ctx.services.index;
+  co_return co_await metadata::ReadInline(
+      ctx.services.blocking_pool,
+      [&index, bucket = BucketName(ctx.target.bucket), &prefix, &cursor, want] {
+        return index.ListObjects(bucket, prefix, cursor, want);
+      });
 }
 
 // S3 in us-east-1 keeps its legacy answer to a CreateBucket of a bucket the caller
@@ -131,7 +75,10 @@ HandlerResult ListBuckets(RequestContext& ctx) {
   const std::string region_filter(t.Param("bucket-region").value_or(""));
   const std::string& server_region = ctx.services.config.server.region;
 
-  STRATA_CO_TRY(auto buckets, ctx.services.store.ListBuckets());
+  auto& store = ctx.services.store;
+  STRATA_CO_TRY(auto buckets, co_await metadata::ReadInline(ctx.services.blocking_pool, [&store] {
+                  return store.ListBuckets();
+                }));
   XmlWriter xml("ListAllMyBucketsResult");
   xml.Open("Owner")
       .Element("ID", ctx.auth.principal.access_key)
@@ -146,9 +93,8 @@ HandlerResult ListBuckets(RequestContext& ctx) {
                                              b.region.empty() ? server_region : b.region));
     }
   }
-  if (ctx.services.upstream != nullptr) {
-    auto executor = co_await boost::asio::this_coro::executor;
-    auto upstream = co_await ctx.services.upstream->Client(executor).ListBuckets();
+  if (ctx.services.engine.has_upstream()) {
+    auto upstream = co_await ctx.services.engine.ListUpstreamBuckets();
     if (upstream.ok()) {
       std::set<std::string> local;
       for (const auto& b : buckets) {
@@ -220,7 +166,8 @@ HandlerResult CreateBucket(RequestContext& ctx) {
   auto& store = ctx.services.store;
   std::string owner = ctx.auth.principal.access_key;
   std::string upstream_tier;
-  if (ctx.services.upstream != nullptr) {
+  auto& engine = ctx.services.engine;
+  if (engine.has_upstream()) {
     // Upstream first: a bound bucket's objects must have somewhere to go. S3 answers
     // success when strata's credentials already own the bucket there.
     if (!storage::IsValidBucketName(name.view())) {
@@ -237,10 +184,8 @@ HandlerResult CreateBucket(RequestContext& ctx) {
                   "own it.")
           : Error(ErrorCode::kBucketAlreadyExists, "The requested bucket name is not available.");
     }
-    auto executor = co_await boost::asio::this_coro::executor;
-    auto& client = ctx.services.upstream->Client(executor);
-    STRATA_CO_RETURN_IF_ERROR(co_await client.CreateBucket(name.str()));
-    upstream_tier = ctx.services.upstream->tier_name();
+    STRATA_CO_RETURN_IF_ERROR(co_await engine.CreateUpstreamBucket(name));
+    upstream_tier = engine.upstream_tier();
   }
   auto created = co_await Offload(ctx.services.blocking_pool, [&] {
     return store.CreateBucket(name, owner, *location, upstream_tier);
@@ -263,20 +208,16 @@ HandlerResult HeadBucket(RequestContext& ctx) {
 HandlerResult DeleteBucket(RequestContext& ctx) {
   BucketName name(ctx.target.bucket);
   auto& store = ctx.services.store;
-  const bool bound = ctx.bucket && !ctx.bucket->upstream_tier.empty();
-  if (bound && ctx.services.upstream != nullptr) {
-    STRATA_CO_RETURN_IF_ERROR(co_await DrainBucket(ctx, name));
-    STRATA_CO_RETURN_IF_ERROR(co_await RequireEmptyUpstream(ctx, *ctx.bucket));
+  auto& engine = ctx.services.engine;
+  const bool bound = ctx.bucket && engine.Bound(*ctx.bucket);
+  if (bound) {
+    STRATA_CO_RETURN_IF_ERROR(
+        co_await engine.PrepareUpstreamDelete(*ctx.bucket, kDeleteBucketDrain));
   }
   STRATA_CO_RETURN_IF_ERROR(
       co_await Offload(ctx.services.blocking_pool, [&] { return store.DeleteBucket(name); }));
-  if (bound && ctx.services.upstream != nullptr) {
-    auto executor = co_await boost::asio::this_coro::executor;
-    auto& client = ctx.services.upstream->Client(executor);
-    auto gone = co_await client.DeleteBucket(ctx.bucket->upstream_bucket);
-    if (!gone.ok() && gone.error().code != ErrorCode::kNoSuchBucket) {
-      co_return gone.error();
-    }
+  if (bound) {
+    STRATA_CO_RETURN_IF_ERROR(co_await engine.DeleteUpstreamBucket(*ctx.bucket));
   }
   co_return co_await SendEmpty(ctx, 204);
 }

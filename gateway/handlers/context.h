@@ -10,9 +10,9 @@
 
 #include "auth/request.h"
 #include "auth/verifier.h"
+#include "common/co_try.h"
 #include "common/text.h"
 #include "gateway/exchange.h"
-#include "gateway/handlers/co_try.h"
 #include "gateway/s3_target.h"
 #include "gateway/services.h"
 #include "gateway/xml_budget.h"

@@ -1,10 +1,10 @@
 // CopyObject: a new object from an existing one's bytes, which the store shares instead
 // of copying (storage::ObjectStore::CopyObject).
 #include "common/http_time.h"
+#include "common/offload.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/copy_source.h"
 #include "gateway/handlers/object_io.h"
-#include "gateway/offload.h"
 #include "gateway/xml.h"
 
 namespace strata::gateway {

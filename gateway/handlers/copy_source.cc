@@ -6,6 +6,7 @@
 #include "common/utf8.h"
 #include "gateway/conditions.h"
 #include "gateway/handlers/read_through.h"
+#include "metadata/read_inline.h"
 
 namespace strata::gateway {
 namespace {
@@ -100,9 +101,20 @@ Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx) {
   return source;
 }
 
+namespace {
+
+// ReadCopySource's index reads, inline when they are in memory (metadata/read_inline.h).
+boost::asio::awaitable<Result<metadata::ObjectRecord>> ReadCopySourceInline(RequestContext& ctx) {
+  co_return co_await metadata::ReadInline(ctx.services.blocking_pool,
+                                          [&ctx] { return ReadCopySource(ctx); });
+}
+
+}  // namespace
+
 boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(RequestContext& ctx) {
-  auto source = ReadCopySource(ctx);
-  if (ctx.services.upstream == nullptr) {
+  auto source = co_await ReadCopySourceInline(ctx);
+  auto& engine = ctx.services.engine;
+  if (!engine.has_upstream()) {
     co_return source;
   }
   auto name = ParseCopySource(ctx.Header("x-amz-copy-source"));
@@ -116,7 +128,7 @@ boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(Request
     if (!adopted.has_value()) {
       co_return source;
     }
-    source = ReadCopySource(ctx);
+    source = co_await ReadCopySourceInline(ctx);
   }
   auto& store = ctx.services.store;
   if (source.ok() && store.HasLocalCopy(*source)) {
@@ -127,11 +139,12 @@ boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(Request
   if (!source.ok() && !upstream_only) {
     co_return source;
   }
-  auto bucket = store.GetBucket(bucket_name);
-  if (!bucket.ok() || bucket->upstream_tier.empty()) {
+  auto bucket = co_await metadata::ReadInline(
+      ctx.services.blocking_pool, [&store, &bucket_name] { return store.GetBucket(bucket_name); });
+  if (!bucket.ok() || !engine.Bound(*bucket)) {
     co_return source;
   }
-  if (source.ok() && RestoreRequired(ctx.services.config, *bucket, *source)) {
+  if (source.ok() && engine.RestoreRequired(*bucket, *source)) {
     co_return Error(ErrorCode::kInvalidObjectState,
                     "The source object of the COPY operation is not in the active tier and is "
                     "only stored in Amazon Glacier.");
@@ -141,9 +154,9 @@ boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(Request
     known = std::move(source).value();
   }
   const ObjectKey key(name->key);
-  STRATA_CO_RETURN_IF_ERROR(co_await FetchLocalCopy(ctx, *bucket, key, std::move(known)));
+  STRATA_CO_RETURN_IF_ERROR(co_await engine.FetchLocalCopy(*bucket, key, std::move(known)));
   // Read again: the conditions and the delete-marker rules apply to what is there now.
-  co_return ReadCopySource(ctx);
+  co_return co_await ReadCopySourceInline(ctx);
 }
 
 Result<CopyRange> ParseCopySourceRange(std::string_view header, std::uint64_t size) {

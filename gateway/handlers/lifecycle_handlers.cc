@@ -3,10 +3,10 @@
 // from the index's due-time queue.
 #include <random>
 
+#include "common/offload.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/object_io.h"
 #include "gateway/lifecycle_xml.h"
-#include "gateway/offload.h"
 
 namespace strata::gateway {
 namespace {
@@ -26,39 +26,6 @@ std::string NewRuleId() {
   return id;
 }
 
-// Every transition must name a class this gateway can move the bucket's objects to: one
-// on a local tier (warm), or on the upstream tier the bucket is bound to. Peer tiers do
-// not store data yet, and refusing the rule says so instead of ignoring it.
-Result<void> CheckTargets(const Config& config, const metadata::BucketRecord& bucket,
-                          const std::vector<metadata::LifecycleRule>& rules) {
-  const auto check = [&](const std::string& cls) -> Result<void> {
-    const TierConfig* tier = config.TierOfClass(cls);
-    if (tier == nullptr) {
-      return Error(ErrorCode::kInvalidArgument,
-                   "The storage class " + cls + " names no tier of this gateway");
-    }
-    if (tier->kind == TierKind::kPeer) {
-      return Error(ErrorCode::kInvalidArgument, "Transitions to the peer tier " + tier->name +
-                                                    " (" + cls + ") are not supported yet");
-    }
-    if (tier->kind == TierKind::kS3 && bucket.upstream_tier != tier->name) {
-      return Error(ErrorCode::kInvalidArgument, "The storage class " + cls + " is the tier " +
-                                                    tier->name +
-                                                    ", which this bucket is not bound to");
-    }
-    return Ok();
-  };
-  for (const auto& rule : rules) {
-    for (const auto& t : rule.transitions) {
-      STRATA_RETURN_IF_ERROR(check(t.storage_class));
-    }
-    for (const auto& t : rule.noncurrent_transitions) {
-      STRATA_RETURN_IF_ERROR(check(t.storage_class));
-    }
-  }
-  return Ok();
-}
-
 HandlerResult SetRules(RequestContext& ctx, const std::vector<metadata::LifecycleRule>& rules,
                        unsigned status) {
   BucketName bucket(ctx.target.bucket);
@@ -76,7 +43,7 @@ HandlerResult PutBucketLifecycleConfiguration(RequestContext& ctx) {
   STRATA_CO_TRY(auto rules, body.Parse([](std::string_view text) {
     return ParseLifecycleConfiguration(text, NewRuleId);
   }));
-  STRATA_CO_RETURN_IF_ERROR(CheckTargets(ctx.services.config, *ctx.bucket, rules));
+  STRATA_CO_RETURN_IF_ERROR(ctx.services.engine.CheckTransitions(*ctx.bucket, rules));
   co_return co_await SetRules(ctx, rules, 200);
 }
 

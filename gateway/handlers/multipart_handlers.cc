@@ -4,11 +4,12 @@
 
 #include "auth/signer.h"
 #include "common/http_time.h"
+#include "common/offload.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/copy_source.h"
 #include "gateway/handlers/object_io.h"
-#include "gateway/offload.h"
 #include "gateway/xml.h"
+#include "metadata/read_inline.h"
 
 namespace strata::gateway {
 namespace {
@@ -204,9 +205,13 @@ HandlerResult AbortMultipartUpload(RequestContext& ctx) {
 HandlerResult ListParts(RequestContext& ctx) {
   STRATA_CO_TRY(auto max_parts, CountParam(ctx, "max-parts", 1000, 1000));
   STRATA_CO_TRY(auto marker, CountParam(ctx, "part-number-marker", 0, storage::kMaxPartNumber));
-  STRATA_CO_TRY(auto upload, AddressedUpload(ctx));
-  STRATA_CO_TRY(auto page, ctx.services.store.ListParts(upload, static_cast<std::uint32_t>(marker),
-                                                        max_parts));
+  auto& store = ctx.services.store;
+  auto& pool = ctx.services.blocking_pool;
+  STRATA_CO_TRY(auto upload,
+                co_await metadata::ReadInline(pool, [&] { return AddressedUpload(ctx); }));
+  STRATA_CO_TRY(auto page, co_await metadata::ReadInline(pool, [&] {
+                  return store.ListParts(upload, static_cast<std::uint32_t>(marker), max_parts);
+                }));
   XmlWriter xml("ListPartsResult");
   xml.Element("Bucket", ctx.target.bucket)
       .Element("Key", ctx.target.key)
@@ -259,9 +264,11 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
   // max-uploads=0 asks for nothing and, as in S3, is never truncated.
   while (!truncated && max_uploads > 0) {
     const std::size_t have = uploads.size() + common_prefixes.size();
-    STRATA_CO_TRY(auto page,
-                  ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id,
-                                                 std::max<std::size_t>(max_uploads - have, 1)));
+    STRATA_CO_TRY(auto page, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
+                    return ctx.services.store.ListUploads(
+                        bucket, prefix, cursor_key, cursor_id,
+                        std::max<std::size_t>(max_uploads - have, 1));
+                  }));
     if (page.uploads.empty()) {
       break;
     }
@@ -296,8 +303,9 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
     }
   }
   if (!truncated && uploads.size() + common_prefixes.size() >= max_uploads && max_uploads > 0) {
-    STRATA_CO_TRY(auto more,
-                  ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id, 1));
+    STRATA_CO_TRY(auto more, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
+                    return ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id, 1);
+                  }));
     truncated = !more.uploads.empty();
   }
 

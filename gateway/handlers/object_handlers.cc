@@ -5,16 +5,14 @@
 
 #include "auth/payload_decoder.h"
 #include "common/http_time.h"
+#include "common/offload.h"
 #include "gateway/conditions.h"
 #include "gateway/error_table.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/object_io.h"
 #include "gateway/handlers/read_through.h"
-#include "gateway/offload.h"
 #include "gateway/xml.h"
 #include "storage/checksum.h"
-#include "storage/engine/prefetch_jobs.h"
-#include "storage/engine/tier_caches.h"
 
 namespace strata::gateway {
 namespace {
@@ -85,23 +83,23 @@ HandlerResult PutObject(RequestContext& ctx) {
 }
 
 HandlerResult GetObject(RequestContext& ctx) {
-  auto record = AddressedVersion(ctx);
+  auto record = co_await AddressedVersion(ctx);
   // In a bucket bound to an upstream, the upstream holds what the index lacks.
-  const bool bound =
-      ctx.bucket && !ctx.bucket->upstream_tier.empty() && ctx.services.upstream != nullptr;
+  auto& engine = ctx.services.engine;
+  const bool bound = ctx.bucket && engine.Bound(*ctx.bucket);
   const bool current_version = !ctx.target.HasParam("versionId");
   if (bound && current_version && !record.ok() && record.error().code == ErrorCode::kNoSuchKey) {
     co_return co_await ReadThrough(ctx);  // a key only the upstream may have
   }
   if (bound && current_version && record.ok()) {
-    STRATA_CO_TRY(auto current, co_await Revalidate(ctx, *record));
+    STRATA_CO_TRY(auto current, co_await engine.Revalidate(*ctx.bucket, *record));
     if (!current) {
       co_return co_await GetObject(ctx);  // the stale copy is gone: read through again
     }
   }
   if (record.ok() && bound && !record->delete_marker && !ctx.is_head() &&
       !ctx.services.store.HasLocalCopy(*record)) {
-    if (RestoreRequired(ctx.services.config, *ctx.bucket, *record)) {
+    if (engine.RestoreRequired(*ctx.bucket, *record)) {
       co_return Error(ErrorCode::kInvalidObjectState,
                       "The operation is not valid for the object's storage class");
     }
@@ -115,18 +113,13 @@ HandlerResult GetObject(RequestContext& ctx) {
     auto opened = ctx.services.store.OpenObject(*record);
     if (opened.ok()) {
       reader = std::move(opened).value();
-      if (ctx.services.tier_caches != nullptr) {
-        ctx.services.tier_caches->OnRead(*record);  // what eviction keeps learns from hits
-      }
-      if (ctx.services.prefetch != nullptr) {
-        ctx.services.prefetch->ObserveRead(*record);  // a followed scan moves on
-      }
+      engine.OnLocalRead(*record);  // eviction and the prefetcher learn from hits
       break;
     }
     if (opened.error().code != ErrorCode::kNoSuchKey || attempt == kOpenAttempts) {
       co_return opened.error();
     }
-    record = AddressedVersion(ctx);
+    record = co_await AddressedVersion(ctx);
   }
   if (!record.ok()) {
     co_return record.error();

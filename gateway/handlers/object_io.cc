@@ -16,6 +16,7 @@
 #include "gateway/conditions.h"
 #include "gateway/send_budget.h"
 #include "gateway/tags.h"
+#include "metadata/read_inline.h"
 
 namespace strata::gateway {
 namespace {
@@ -105,16 +106,22 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-Result<metadata::ObjectRecord> AddressedVersion(const RequestContext& ctx) {
+boost::asio::awaitable<Result<metadata::ObjectRecord>> AddressedVersion(RequestContext& ctx) {
   BucketName bucket(ctx.target.bucket);
   ObjectKey key(ctx.target.key);
-  if (auto version = ctx.target.Param("versionId")) {
-    if (version->empty()) {
-      return Error(ErrorCode::kInvalidArgument, "Version id cannot be the empty string");
+  std::optional<VersionId> version;
+  if (auto id = ctx.target.Param("versionId")) {
+    if (id->empty()) {
+      co_return Error(ErrorCode::kInvalidArgument, "Version id cannot be the empty string");
     }
-    return ctx.services.store.HeadVersion(bucket, key, VersionId(*version));
+    version = VersionId(*id);
   }
-  return ctx.services.store.HeadObject(bucket, key);
+  auto& store = ctx.services.store;
+  co_return co_await metadata::ReadInline(
+      ctx.services.blocking_pool,
+      [&store, bucket = std::move(bucket), key = std::move(key), version = std::move(version)] {
+        return version ? store.HeadVersion(bucket, key, *version) : store.HeadObject(bucket, key);
+      });
 }
 
 boost::asio::awaitable<std::optional<Result<void>>> AnswerUnreadable(

@@ -12,9 +12,9 @@
 
 #include "gateway/handlers/context.h"
 #include "metadata/records.h"
+#include "metadata/stored_headers.h"
 #include "storage/checksum.h"
 #include "storage/object_store.h"
-#include "storage/upstream/upstream_record.h"
 
 namespace strata::gateway {
 
@@ -29,8 +29,8 @@ inline constexpr std::array<storage::ChecksumAlgorithm, 5> kAllChecksums = {
 
 std::string Lower(std::string_view s);
 
-using storage::upstream::kMetaPrefix;
-using storage::upstream::kStoredHeaders;  // returned on GET and HEAD
+using metadata::kMetaPrefix;
+using metadata::kStoredHeaders;  // returned on GET and HEAD
 
 // kKeyTooLong for keys over 1024 bytes.
 Result<void> CheckKeyLength(const RequestContext& ctx);
@@ -52,8 +52,9 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
                        bool whole_object, ResponseHeader& header);
 
 // The version the request addresses: ?versionId's (kNoSuchVersion) or the current one
-// (kNoSuchKey). May be a delete marker.
-Result<metadata::ObjectRecord> AddressedVersion(const RequestContext& ctx);
+// (kNoSuchKey). May be a delete marker. Read inline when the index has the rows in
+// memory, else on the blocking pool (metadata/read_inline.h).
+boost::asio::awaitable<Result<metadata::ObjectRecord>> AddressedVersion(RequestContext& ctx);
 
 // For reads of the addressed version (GET, HEAD, GetObjectAttributes): answers a delete
 // marker as S3 does (404 with x-amz-delete-marker; 405 when asked for by versionId) and

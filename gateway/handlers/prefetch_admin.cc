@@ -1,5 +1,5 @@
 // The prefetch part of the admin API (admin users only, routed by HandleAdmin): bulk
-// prefetch of a prefix onto the hot tier, as a job (storage/engine/prefetch_jobs.h).
+// prefetch of a prefix onto the hot tier, as a job (TierEngine::StartPrefetch).
 //   POST   /_strata/admin/prefetch?bucket=B[&prefix=P][&budget=SIZE] -> 202, the new job
 //          (SIZE: bytes, or "512MiB"; none or 0: no limit)
 //   GET    /_strata/admin/prefetch        -> {"jobs": [job, ...]} (bulk and learned)
@@ -15,7 +15,7 @@
 #include "common/text.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/read_through.h"
-#include "storage/engine/prefetch_jobs.h"
+#include "storage/prefetch_job.h"
 
 namespace strata::gateway {
 namespace {
@@ -67,15 +67,15 @@ HandlerResult StartJob(RequestContext& ctx) {
     // A bucket of the upstream's that no request has touched yet is adopted now.
     STRATA_CO_RETURN_IF_ERROR(co_await AdoptUpstreamBucket(ctx, name));
   }
-  STRATA_CO_TRY(auto started, ctx.services.prefetch->Start(name, prefix, budget));
+  STRATA_CO_TRY(auto started, ctx.services.engine.StartPrefetch(name, prefix, budget));
   co_return co_await SendJson(ctx, 202, JobJson(started));
 }
 
 }  // namespace
 
 HandlerResult HandlePrefetchAdmin(RequestContext& ctx) {
-  storage::PrefetchJobs* jobs = ctx.services.prefetch;
-  if (jobs == nullptr) {
+  auto& engine = ctx.services.engine;
+  if (!engine.CanPrefetch()) {
     co_return Error(ErrorCode::kInvalidRequest,
                     "prefetch needs an upstream: no tier of kind s3 is configured");
   }
@@ -87,7 +87,7 @@ HandlerResult HandlePrefetchAdmin(RequestContext& ctx) {
     }
     if (verb == http::verb::get) {
       std::string json = "{\"jobs\":[";
-      for (const auto& job : jobs->List()) {
+      for (const auto& job : engine.ListPrefetches()) {
         json += (json.back() == '[' ? "" : ",") + JobJson(job);
       }
       json += "]}";
@@ -99,7 +99,8 @@ HandlerResult HandlePrefetchAdmin(RequestContext& ctx) {
   if (verb != http::verb::get && verb != http::verb::delete_) {
     co_return Error(ErrorCode::kMethodNotAllowed, "a prefetch job takes GET and DELETE");
   }
-  STRATA_CO_TRY(auto job, verb == http::verb::get ? jobs->Get(id) : jobs->Cancel(id));
+  STRATA_CO_TRY(auto job,
+                verb == http::verb::get ? engine.GetPrefetch(id) : engine.CancelPrefetch(id));
   co_return co_await SendJson(ctx, 200, JobJson(job));
 }
 

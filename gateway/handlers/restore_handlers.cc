@@ -2,24 +2,23 @@
 // class names the upstream tier: GLACIER, GLACIER_IR, COLD) back onto the hot tier and
 // pins it there for Days lifecycle days ([lifecycle] day; a real day by default), rounded
 // up to the next day boundary as S3 does.
-//   - 202 Accepted: the fetch is queued (storage/upstream/fetcher.h); HEAD answers
+//   - 202 Accepted: the fetch is queued (TierEngine::QueueRestore); HEAD answers
 //     x-amz-restore: ongoing-request="true" until it lands, then
 //     ongoing-request="false", expiry-date="...".
 //   - 200 OK: the version has a local copy already; only the expiry is set anew.
 //   - 409 RestoreAlreadyInProgress while a fetch is under way; 403 InvalidObjectState for
 //     a class that is not cold; MalformedXML for a bad body; 503 SlowDown when the
 //     fetcher's queue is full.
-// The pin keeps eviction away (storage/engine/tier_caches.h); after the expiry the copy is
+// The pin keeps eviction away (the tier engine's eviction); after the expiry the copy is
 // an ordinary clean copy again.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
+#include "common/offload.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/object_io.h"
-#include "gateway/offload.h"
 #include "gateway/xml.h"
-#include "storage/upstream/fetcher.h"
 
 namespace strata::gateway {
 namespace {
@@ -48,7 +47,7 @@ HandlerResult RestoreObject(RequestContext& ctx) {
   STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxRestoreBody));
   STRATA_CO_RETURN_IF_ERROR(VerifyBodyDigests(ctx, body.text));
   STRATA_CO_TRY(auto request, body.Parse(ParseRestoreRequest));
-  STRATA_CO_TRY(auto record, AddressedVersion(ctx));
+  STRATA_CO_TRY(auto record, co_await AddressedVersion(ctx));
   if (record.delete_marker) {
     if (ctx.target.HasParam("versionId")) {
       co_return Error(ErrorCode::kMethodNotAllowed,
@@ -57,8 +56,8 @@ HandlerResult RestoreObject(RequestContext& ctx) {
     co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
   }
   const Config& config = ctx.services.config;
-  const TierConfig* tier = config.TierOfClass(record.storage_class);
-  if (tier == nullptr || tier->kind != TierKind::kS3 || ctx.services.fetcher == nullptr) {
+  auto& engine = ctx.services.engine;
+  if (!engine.Restorable(record)) {
     co_return Error(ErrorCode::kInvalidObjectState,
                     "Restore is not allowed for the object's current storage class");
   }
@@ -83,7 +82,7 @@ HandlerResult RestoreObject(RequestContext& ctx) {
   }
   metadata::ObjectRecord fetched = record;
   const bool queued =
-      ctx.services.fetcher->Enqueue(record, [&index, fetched, expiry](const Result<bool>& done) {
+      engine.QueueRestore(record, [&index, fetched, expiry](const Result<bool>& done) {
         if (!done.ok()) {
           spdlog::warn("restore: {}/{} failed: {}", fetched.bucket.str(), fetched.key.str(),
                        done.error().message);

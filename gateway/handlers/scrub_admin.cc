@@ -13,7 +13,6 @@
 #include <chrono>
 
 #include "gateway/handlers/context.h"
-#include "storage/engine/scrubber.h"
 
 namespace strata::gateway {
 namespace {
@@ -38,35 +37,35 @@ std::string StatsJson(const storage::ScrubStats& s) {
 }  // namespace
 
 HandlerResult HandleScrubAdmin(RequestContext& ctx) {
-  storage::Scrubber* scrubber = ctx.services.scrubber;
-  if (scrubber == nullptr) {
-    co_return Error(ErrorCode::kNotFound, "this server runs no scrubber");
-  }
+  auto& engine = ctx.services.engine;
+  const auto scrub_stats = [&engine] {
+    return engine.Stats().scrub.value_or(storage::ScrubStats{});
+  };
   const auto verb = ctx.request().method();
   if (verb == http::verb::get) {
-    co_return co_await SendJson(ctx, 200, "{" + StatsJson(scrubber->stats()) + "}");
+    co_return co_await SendJson(ctx, 200, "{" + StatsJson(scrub_stats()) + "}");
   }
   if (verb != http::verb::post) {
     co_return Error(ErrorCode::kNotFound, "no such admin API resource");
   }
   STRATA_CO_TRY(auto seconds, CountParam(ctx, "wait", 0, kMaxWaitSeconds));
   // The pass to wait for: the one started now, or the one running already.
-  const std::uint64_t before = scrubber->stats().passes_completed;
-  const bool started = scrubber->StartPass();
+  const std::uint64_t before = scrub_stats().passes_completed;
+  const bool started = engine.StartScrubPass();
   bool done = seconds == 0;
   if (!done) {
     const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(seconds));
+        ctx.services.clock.SteadyNow() + std::chrono::seconds(static_cast<std::int64_t>(seconds));
     boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-    while (!(done = scrubber->stats().passes_completed > before) &&
-           std::chrono::steady_clock::now() < deadline) {
+    while (!(done = scrub_stats().passes_completed > before) &&
+           ctx.services.clock.SteadyNow() < deadline) {
       timer.expires_after(std::chrono::milliseconds(50));
       co_await timer.async_wait(boost::asio::use_awaitable);
     }
   }
   co_return co_await SendJson(ctx, done ? 200 : 503,
                               std::string("{\"started\":") + (started ? "true" : "false") + "," +
-                                  StatsJson(scrubber->stats()) + "}");
+                                  StatsJson(scrub_stats()) + "}");
 }
 
 }  // namespace strata::gateway

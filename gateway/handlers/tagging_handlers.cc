@@ -4,9 +4,9 @@
 // (storage::ObjectStore::SetObjectTags): no new version, same ETag and Last-Modified.
 #include <optional>
 
+#include "common/offload.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/object_io.h"
-#include "gateway/offload.h"
 #include "gateway/tags.h"
 #include "gateway/xml.h"
 
@@ -77,7 +77,7 @@ HandlerResult DeleteObjectTagging(RequestContext& ctx) {
 }
 
 HandlerResult GetObjectTagging(RequestContext& ctx) {
-  STRATA_CO_TRY(auto record, AddressedVersion(ctx));
+  STRATA_CO_TRY(auto record, co_await AddressedVersion(ctx));
   if (record.delete_marker) {
     // S3: a delete marker has no tags to show.
     ResponseHeader header;

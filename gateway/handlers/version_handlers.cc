@@ -4,10 +4,10 @@
 
 #include "auth/signer.h"
 #include "common/http_time.h"
+#include "common/offload.h"
 #include "gateway/handlers/context.h"
-#include "gateway/offload.h"
 #include "gateway/xml.h"
-#include "storage/upstream/upstream.h"
+#include "metadata/read_inline.h"
 
 namespace strata::gateway {
 namespace {
@@ -21,13 +21,9 @@ HandlerResult PutBucketVersioning(RequestContext& ctx) {
   STRATA_CO_TRY(auto status, body.Parse(ParseVersioningConfiguration));
   STRATA_CO_TRY(auto exists, ExistingBucket(ctx));
   const metadata::BucketRecord& record = *exists;
-  if (!record.upstream_tier.empty() && ctx.services.upstream != nullptr) {
-    // The upstream first, as CreateBucket does: its version history must follow strata's
-    // from the first push after this.
-    auto executor = co_await asio::this_coro::executor;
-    auto& client = ctx.services.upstream->Client(executor);
-    STRATA_CO_RETURN_IF_ERROR(co_await client.PutBucketVersioning(record.upstream_bucket, status));
-  }
+  // The upstream first, as CreateBucket does: its version history must follow strata's
+  // from the first push after this.
+  STRATA_CO_RETURN_IF_ERROR(co_await ctx.services.engine.SetUpstreamVersioning(record, status));
   BucketName bucket(ctx.target.bucket);
   auto& store = ctx.services.store;
   STRATA_CO_RETURN_IF_ERROR(co_await Offload(
@@ -70,8 +66,10 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
   BucketName bucket(t.bucket);
   while (!truncated && max_keys > 0) {
     const std::size_t have = entries.size() + common_prefixes.size();
-    STRATA_CO_TRY(auto page, ctx.services.index.ListVersions(bucket, prefix, cursor_key,
-                                                             cursor_version, max_keys - have + 1));
+    STRATA_CO_TRY(auto page, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
+                    return ctx.services.index.ListVersions(bucket, prefix, cursor_key,
+                                                           cursor_version, max_keys - have + 1);
+                  }));
     bool skipped = false;
     for (auto& entry : page.versions) {
       const std::string key = entry.record.key.str();

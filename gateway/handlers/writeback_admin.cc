@@ -13,9 +13,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
 
+#include "common/offload.h"
 #include "gateway/handlers/context.h"
-#include "gateway/offload.h"
-#include "storage/upstream/writeback.h"
 
 namespace strata::gateway {
 namespace {
@@ -51,10 +50,8 @@ Result<std::string> BacklogJson(Services& services) {
       std::chrono::duration_cast<std::chrono::milliseconds>(services.clock.Now().time_since_epoch())
           .count();
   const double age = oldest_ms == 0 ? 0.0 : std::max<std::int64_t>(0, now_ms - oldest_ms) / 1000.0;
-  storage::WritebackStats stats;
-  if (services.writeback != nullptr) {
-    stats = services.writeback->stats();
-  }
+  const storage::WritebackStats stats =
+      services.engine.Stats().writeback.value_or(storage::WritebackStats{});
   char age_text[32];
   std::snprintf(age_text, sizeof age_text, "%.3f", age);
   return "{\"objects\":" + std::to_string(totals.objects) +
@@ -109,15 +106,11 @@ HandlerResult HandleWritebackAdmin(RequestContext& ctx) {
       services.clock.SteadyNow() + std::chrono::seconds(static_cast<std::int64_t>(seconds));
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   while (services.index.WritebackBacklog().objects > 0 && services.clock.SteadyNow() < deadline) {
-    if (services.writeback != nullptr) {
-      services.writeback->FlushUntil(deadline);
-    }
+    services.engine.FlushWriteback(deadline);
     timer.expires_after(std::chrono::milliseconds(100));
     co_await timer.async_wait(boost::asio::use_awaitable);
   }
-  if (services.writeback != nullptr) {
-    services.writeback->FlushUntil({});  // back to the delay
-  }
+  services.engine.FlushWriteback({});  // back to the delay
   const bool drained = services.index.WritebackBacklog().objects == 0;
   STRATA_CO_TRY(auto json,
                 co_await Offload(services.blocking_pool, [&] { return BacklogJson(services); }));

@@ -1,6 +1,6 @@
 // TierCaches: keeps each local tier that has a `capacity` under it (DESIGN.md "Capacity").
 //
-// One CachePolicy per such tier (storage/engine/cache_policy.h) learns from the request
+// One CachePolicy per such tier (storage/cache_policy.h) learns from the request
 // path: reads served from the tier (OnRead), copies that land on it (OnResident: writes,
 // read-through fills, restores, moves), and read-through misses, which ask AdmitFill
 // whether to cache the object at all (TinyLFU admission: a training epoch does not wash
@@ -36,7 +36,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "metadata/index.h"
-#include "storage/engine/cache_policy.h"
+#include "storage/cache_policy.h"
 #include "storage/engine_stats.h"
 #include "storage/object_store.h"
 

@@ -4,7 +4,9 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <deque>
 #include <mutex>
@@ -20,11 +22,17 @@
 namespace strata::storage {
 namespace asio = boost::asio;
 
+namespace {
+// How often a fetch waiting for another copy of its key looks again.
+constexpr auto kFlightPoll = std::chrono::milliseconds(20);
+}  // namespace
+
 struct Fetcher::State {
   ObjectStore& store;
   Upstream& upstream;
   FetchOptions options;
   const Clock& clock;
+  CopyFlights* flights;
   // The fetches. Before the io_context: a frame the io_context destroys unfinished still
   // uncounts itself.
   TaskGroup tasks;
@@ -45,8 +53,8 @@ struct Fetcher::State {
   std::atomic<std::uint64_t> skipped{0};
   std::atomic<std::uint64_t> failed{0};
 
-  State(ObjectStore& s, Upstream& u, FetchOptions o, const Clock& c)
-      : store(s), upstream(u), options(o), clock(c) {}
+  State(ObjectStore& s, Upstream& u, FetchOptions o, const Clock& c, CopyFlights* f)
+      : store(s), upstream(u), options(o), clock(c), flights(f) {}
 
   // On ioc's thread: starts waiting jobs while slots are free (none once the fetcher
   // stops). The coroutines hold a plain pointer: the ioc they run on belongs to this
@@ -66,7 +74,12 @@ struct Fetcher::State {
     const SteadyTime started = self->clock.SteadyNow();
     auto delay = self->options.retry_base;
     Result<bool> result = false;
+    std::shared_ptr<CopyFlights::Seat> seat;  // held until the copy landed or failed
     try {
+      if (self->flights != nullptr && job.kind != FetchKind::kRepair) {
+        // A repair goes ahead: it replaces a damaged copy a reader may be waiting for.
+        seat = co_await TakeSeat(*self->flights, job.record);
+      }
       result = co_await self->Fetch(job.record, job.kind);
       ClockTimer timer(co_await asio::this_coro::executor, self->clock);
       while (job.kind != FetchKind::kRepair && !result.ok() && result.error().retryable &&
@@ -102,6 +115,24 @@ struct Fetcher::State {
       --self->in_flight;
     }
     self->Pump();
+  }
+
+  // The lead of `record`'s key in `flights`, once whoever leads now is done. The lead may
+  // be a GET on an I/O thread: there is no executor to be told on, so this looks again
+  // every kFlightPoll (a plain timer: it decides nothing by time).
+  static asio::awaitable<std::shared_ptr<CopyFlights::Seat>> TakeSeat(
+      CopyFlights& flights, const metadata::ObjectRecord& record) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+      auto seat = flights.Join(record.bucket, record.key);
+      if (seat->leader()) {
+        co_return seat;
+      }
+      while (!seat->done()) {
+        timer.expires_after(kFlightPoll);
+        co_await timer.async_wait(asio::use_awaitable);
+      }
+    }
   }
 
   asio::awaitable<Result<bool>> Fetch(const metadata::ObjectRecord& record, FetchKind kind) {
@@ -183,8 +214,9 @@ struct Fetcher::State {
   }
 };
 
-Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options, const Clock& clock)
-    : state_(std::make_unique<State>(store, upstream, options, clock)) {
+Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options, const Clock& clock,
+                 CopyFlights* flights)
+    : state_(std::make_unique<State>(store, upstream, options, clock, flights)) {
   state_->client = upstream.NewClient(state_->ioc.get_executor());
 }
 

@@ -28,6 +28,7 @@
 #include "metadata/index.h"
 #include "storage/engine_stats.h"
 #include "storage/object_store.h"
+#include "storage/upstream/copy_flights.h"
 #include "storage/upstream/upstream.h"
 
 namespace strata::storage {
@@ -58,9 +59,12 @@ using FetchDone = std::function<void(const Result<bool>&)>;
 
 class Fetcher {
  public:
-  // `clock` (outliving the fetcher) times the retries.
+  // `clock` (outliving the fetcher) times the retries. With `flights` (outliving the
+  // fetcher), a restore or new copy first takes its key's seat there, waiting while a
+  // read-through GET (or another fetch) of the key brings it local, so one object is
+  // fetched once at a time; the fetch then finds the copy made (nothing to do) or makes it.
   Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options,
-          const Clock& clock = Clock::System());
+          const Clock& clock = Clock::System(), CopyFlights* flights = nullptr);
   // Stops: closes and cancels the fetches in flight (each answers kUnavailable; their
   // temporary files are removed) and waits for them; waiting ones are dropped unanswered.
   ~Fetcher();

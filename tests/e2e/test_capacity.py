@@ -68,10 +68,8 @@ def test_shuffled_epochs_keep_a_fixed_set_and_hit_near_the_optimum(upstream, str
     for key in keys:
         bodies[key] = os.urandom(OBJECT)
         upstream.client.put_object(Bucket="dataset", Key=key, Body=bodies[key])
-    # Learned prefetch off: this measures admission alone. With it on, a prefetch of a key
-    # the shuffled reader asks for while it is in flight was fetched a second time by the
-    # reader's GET (the two do not share a flight yet), 1-3 extra upstream GETs an epoch
-    # when the machine is busy; test_prefetch.py covers the prefetcher.
+    # Learned prefetch off: this measures admission alone (a prefetch's upstream GETs would
+    # count as misses here); test_prefetch.py covers the prefetcher.
     overrides = small_hot(upstream, "1s")
     overrides["prefetch"] = {"learned": False}
     srv = strata_factory(overrides)

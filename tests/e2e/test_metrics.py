@@ -171,6 +171,10 @@ def test_counters_move_by_exactly_the_requests_made(server, s3, bucket):
     assert after.types["strata_checksum_mismatches_total"] == "counter"
     assert after.get("strata_index_cache_capacity_bytes") == 64 * MiB  # the default
     assert 0 <= after.get("strata_index_cache_bytes") <= 64 * MiB
+    # Each GET read its bucket and version from the index; the rows, just written, were in
+    # memory: inline, no hop to the blocking pool.
+    assert after.types["strata_index_reads_total"] == "counter"
+    assert delta("strata_index_reads_total", path="memory") >= 8
     build = after.series("strata_build_info")
     assert len(build) == 1 and list(build.values()) == [1.0], build
     assert dict(next(iter(build))).get("version"), build

@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "storage/engine/cache_policy.h"
+#include "storage/cache_policy.h"
 
 namespace strata::bench {
 namespace {

@@ -1,4 +1,4 @@
-// strata-bench cache: the hot tier's eviction policy (storage/engine/cache_policy.h, with
+// strata-bench cache: the hot tier's eviction policy (storage/cache_policy.h, with
 // the server's sketch size and default high mark) against plain LRU of the same capacity,
 // replayed over two access patterns of ids: training epochs (every object once per epoch,
 // in a new random order, a dataset larger than the cache) and Zipf-distributed reads.

@@ -11,8 +11,7 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "metadata/index.h"
-#include "storage/engine/lifecycle_worker.h"
-#include "storage/object_store.h"
+#include "storage/tier_engine.h"
 
 namespace strata::bench {
 namespace {
@@ -51,12 +50,15 @@ Result<LifecycleLagResult> RunLifecycleLag(const std::string& dir, std::uint64_t
   if (!index.ok()) {
     return std::move(index).error();
   }
-  auto store = storage::ObjectStore::Open(config, **index, storage::SweepOptions{.interval = {}});
-  if (!store.ok()) {
-    return std::move(store).error();
+  SystemClock clock;
+  boost::asio::thread_pool blocking_pool(1);
+  auto engine = storage::TierEngine::Open(config, **index, clock, blocking_pool);
+  if (!engine.ok()) {
+    return std::move(engine).error();
   }
+  storage::ObjectStore* store = &(*engine)->store();
   const BucketName bucket("lag");
-  STRATA_RETURN_IF_ERROR((*store)->CreateBucket(bucket, "bench", ""));
+  STRATA_RETURN_IF_ERROR(store->CreateBucket(bucket, "bench", ""));
   // "keep/" expires in a million days: queued, never due. "due/" after one day.
   STRATA_RETURN_IF_ERROR((*index)->SetBucketLifecycle(
       bucket, {ExpireAfter("keep/", 1'000'000), ExpireAfter("due/", 1)}));
@@ -91,29 +93,28 @@ Result<LifecycleLagResult> RunLifecycleLag(const std::string& dir, std::uint64_t
   }
   r.fill_s = SecondsSince(fill);
 
-  SystemClock clock;
-  storage::LifecycleWorker worker(config, **index, **store, clock);
   // The rules' reseed (a one-off walk of the bucket when rules change) first, timed apart.
   const auto reseed = Clock::now();
-  STRATA_RETURN_IF_ERROR(worker.RunPass());
+  STRATA_RETURN_IF_ERROR((*engine)->RunLifecyclePass());
   r.first_pass_s = SecondsSince(reseed);
   // Everything due was expired by that pass; due versions written now are the steady state.
   for (std::uint64_t i = 0; i < due; ++i) {
     STRATA_RETURN_IF_ERROR(put("due/again-" + std::to_string(i), now_ms - 3 * day_ms));
   }
   const auto pass = Clock::now();
-  STRATA_RETURN_IF_ERROR(worker.RunPass());
+  STRATA_RETURN_IF_ERROR((*engine)->RunLifecyclePass());
   r.pass_s = SecondsSince(pass);
   const auto idle = Clock::now();
-  STRATA_RETURN_IF_ERROR(worker.RunPass());
+  STRATA_RETURN_IF_ERROR((*engine)->RunLifecyclePass());
   r.idle_pass_s = SecondsSince(idle);
-  r.expired = worker.stats().expirations;
+  r.expired = (*engine)->Stats().lifecycle.value_or(storage::LifecycleStats{}).expirations;
   auto left = (*index)->ListObjects(bucket, "due/", "", 10);
   if (!left.ok()) {
     return std::move(left).error();
   }
   r.due_left = left->objects.size();
-  store->reset();
+  engine->reset();  // before the index closes
+  blocking_pool.join();
   index->reset();
   std::filesystem::remove_all(dir);
   return r;

@@ -668,8 +668,19 @@ region = "{REGION}"
     # ---- main ---------------------------------------------------------------------------
 
     # Workloads that start what they need themselves, for --only.
-    STANDALONE = {"cold": "cold_tier", "index": "index_scale", "lifecycle": "lifecycle_lag",
-                  "eviction": "eviction_policy", "epoch": "epoch_workload"}
+    STANDALONE = {"hot": "hot_path", "cold": "cold_tier", "index": "index_scale",
+                  "lifecycle": "lifecycle_lag", "eviction": "eviction_policy",
+                  "epoch": "epoch_workload"}
+
+    def hot_path(self):
+        """The request path alone (PUT 4 KiB, hot GET 4 KiB, the 256 MiB PUT and GET, with
+        their nginx and fio baselines): `--only hot --bin-dir A` and `--bin-dir B`, run one
+        after the other, compare two builds side by side."""
+        self.disk_baselines()
+        self.start_nginx()
+        self.start_strata(fsync=True)
+        self.small_objects()
+        self.big_objects()
 
     def run(self):
         started = time.time()

@@ -138,6 +138,7 @@ TEST(GatewayMetrics, ConnectionsAndSample) {
   sample.resident_bytes = 1 << 20;
   sample.open_fds = 12;
   sample.index_cache = metadata::IndexCacheStats{.capacity = 64 << 20, .used = 4096};
+  sample.index_reads = metadata::InlineReadCounts{.memory = 9, .pool = 2};
   auto text = metrics.Render(sample);
   EXPECT_TRUE(HasLine(text, "# TYPE strata_connections_open gauge")) << text;
   EXPECT_TRUE(HasLine(text, "strata_connections_open 2")) << text;
@@ -152,6 +153,9 @@ TEST(GatewayMetrics, ConnectionsAndSample) {
   EXPECT_TRUE(HasLine(text, "process_open_fds 12")) << text;
   EXPECT_TRUE(HasLine(text, "strata_index_cache_capacity_bytes 67108864")) << text;
   EXPECT_TRUE(HasLine(text, "strata_index_cache_bytes 4096")) << text;
+  EXPECT_TRUE(HasLine(text, "# TYPE strata_index_reads_total counter")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_index_reads_total{path=\"memory\"} 9")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_index_reads_total{path=\"pool\"} 2")) << text;
   // What could not be read is left out rather than reported as 0.
   EXPECT_EQ(text.find("process_cpu_seconds_total"), std::string::npos) << text;
   EXPECT_EQ(metrics.Render(ScrapeSample{}).find("strata_index_cache"), std::string::npos);

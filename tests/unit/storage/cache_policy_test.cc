@@ -3,7 +3,7 @@
 // than the cache (at least 90% of the optimum C/D, where LRU gets a fraction of it) and
 // Zipf reads (at least as many hits as LRU). tools/bench's `strata-bench cache` runs the
 // same patterns at full size.
-#include "storage/engine/cache_policy.h"
+#include "storage/cache_policy.h"
 
 #include <gtest/gtest.h>
 

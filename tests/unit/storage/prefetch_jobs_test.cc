@@ -95,8 +95,8 @@ class PrefetchJobsTest : public ::testing::Test {
     upstream_ = std::move(upstream).value();
     SeedUpstream();
     caches_ = std::make_unique<TierCaches>(config_, *index_, *store_, TierCacheOptions{}, clock_);
-    fetcher_ =
-        std::make_unique<Fetcher>(*store_, *upstream_, FetchOptions{.concurrency = 2}, clock_);
+    fetcher_ = std::make_unique<Fetcher>(*store_, *upstream_, FetchOptions{.concurrency = 2},
+                                         clock_, &flights_);
     fetcher_->Start();
     jobs_ =
         std::make_unique<PrefetchJobs>(config_, clock_, *index_, *store_, *fetcher_, caches_.get());
@@ -188,6 +188,7 @@ class PrefetchJobsTest : public ::testing::Test {
   std::unique_ptr<ObjectStore> store_;
   std::unique_ptr<Upstream> upstream_;
   std::unique_ptr<TierCaches> caches_;
+  CopyFlights flights_;  // as the engine's: shared with read-through GETs
   std::unique_ptr<Fetcher> fetcher_;
   std::unique_ptr<PrefetchJobs> jobs_;
 };
@@ -215,6 +216,30 @@ TEST_F(PrefetchJobsTest, ABulkJobStopsAtItsBudget) {
   auto read = (*reader)->Read(0, std::span<char>(body.data(), body.size()));
   ASSERT_TRUE(read.ok()) << read.error().message;
   EXPECT_EQ(body, RandomBytes(kObject, 1));
+}
+
+// A key whose copy is in flight elsewhere (a read-through GET holds its seat) is not
+// fetched alongside: its fetch waits for the seat, then finds the key still not local
+// (this GET cached nothing) and fetches it; the other key goes ahead meanwhile.
+TEST_F(PrefetchJobsTest, AFetchWaitsWhileAGetCopiesTheSameKey) {
+  SetUpWith("pf-flight");
+  auto get_of_k0 = flights_.Join(bucket_, ObjectKey(Key(0)));
+  ASSERT_TRUE(get_of_k0->leader());
+  auto started = jobs_->Start(bucket_, "epoch/k", 2 * kObject);  // k0 and k1
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  while (Job(started->id).fetched < 1) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(LocalKeys(), (std::set<std::string>{Key(1)}));
+  // k0 waits as long as the seat is held, however long that is.
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(Job(started->id).state, PrefetchState::kRunning);
+  EXPECT_EQ(LocalKeys(), (std::set<std::string>{Key(1)}));
+  get_of_k0.reset();
+  const PrefetchJobInfo info = Ended(started->id);
+  EXPECT_EQ(info.state, PrefetchState::kDone) << info.error;
+  EXPECT_EQ(info.fetched, 2u);
+  EXPECT_EQ(LocalKeys(), (std::set<std::string>{Key(0), Key(1)}));
 }
 
 TEST_F(PrefetchJobsTest, ALearnedScanFillsTheRoomThenStopsOnceIdle) {

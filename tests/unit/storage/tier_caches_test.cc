@@ -5,7 +5,7 @@
 // however full the tier is (their bytes exist nowhere else); clean ones go least recently
 // used first, down to the low mark and no further; a restored (pinned) copy stays; a
 // read-through miss is cached only when it fits below the high mark or its key was read
-// more often than the copies it displaces (TinyLFU, storage/engine/cache_policy.h), and
+// more often than the copies it displaces (TinyLFU, storage/cache_policy.h), and
 // what it displaces is evicted by the next pass; ReserveRoom (prefetch) spends only the
 // room below the high mark, which each pass recomputes from the index's usage counters
 // less the reservations still in flight.

@@ -1,2 +1,2 @@
 // Planted: tools/ reaching into storage's private engine/ folder.
-#include "storage/engine/cache_policy.h"
+#include "storage/engine/tier_caches.h"

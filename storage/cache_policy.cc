@@ -1,4 +1,4 @@
-#include "storage/engine/cache_policy.h"
+#include "storage/cache_policy.h"
 
 #include <algorithm>
 #include <bit>

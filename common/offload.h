@@ -11,7 +11,7 @@
 #include <optional>
 #include <type_traits>
 
-namespace strata::gateway {
+namespace strata {
 
 template <typename F>
 boost::asio::awaitable<std::invoke_result_t<F&>> Offload(boost::asio::thread_pool& pool, F fn) {
@@ -31,4 +31,4 @@ boost::asio::awaitable<std::invoke_result_t<F&>> Offload(boost::asio::thread_poo
   co_return std::move(*out);
 }
 
-}  // namespace strata::gateway
+}  // namespace strata
