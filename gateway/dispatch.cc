@@ -33,7 +33,7 @@ HandlerResult ResolveBucket(RequestContext& ctx) {
   const BucketName name(ctx.target.bucket);
   auto& store = ctx.services.store;
   auto bucket = co_await metadata::ReadInline(ctx.services.blocking_pool,
-                                              [&store, name] { return store.GetBucket(name); });
+                                              [&store, &name] { return store.GetBucket(name); });
   if (bucket.ok()) {
     if (!MayAccess(ctx.auth.principal, *bucket)) {
       co_return Error(ErrorCode::kAccessDenied, "Access Denied");

@@ -2,6 +2,7 @@
 
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace strata::metadata {
@@ -605,6 +606,200 @@ Result<UserRecord> DecodeUser(std::string_view bytes) {
   }
   u.admin = admin == 1;
   return u;
+}
+
+namespace {
+
+// A placement as an object record stores one (format 2 and later).
+void PutPlacement(Encoder& e, const Placement& p) {
+  e.PutString(p.tier);
+  e.PutVarint(p.extents.size());
+  for (const auto& extent : p.extents) {
+    e.PutString(extent.location);
+    e.PutVarint(extent.size);
+  }
+}
+
+bool GetPlacement(Decoder& d, Placement* p) {
+  std::size_t extents = 0;
+  if (!d.GetString(&p->tier) || !d.GetCount(2, &extents)) {
+    return false;
+  }
+  p->extents.resize(extents);
+  for (auto& extent : p->extents) {
+    if (!d.GetString(&extent.location) || !d.GetVarint(&extent.size)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void PutStrings(Encoder& e, const std::vector<std::string>& strings) {
+  e.PutVarint(strings.size());
+  for (const auto& s : strings) {
+    e.PutString(s);
+  }
+}
+
+bool GetStrings(Decoder& d, std::vector<std::string>* strings) {
+  std::size_t n = 0;
+  if (!d.GetCount(1, &n)) {
+    return false;
+  }
+  strings->resize(n);
+  for (auto& s : *strings) {
+    if (!d.GetString(&s)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void PutOptionalString(Encoder& e, const std::optional<std::string>& s) {
+  e.PutByte(s ? 1 : 0);
+  if (s) {
+    e.PutString(*s);
+  }
+}
+
+bool GetOptionalString(Decoder& d, std::optional<std::string>* s) {
+  bool present = false;
+  if (!GetFlag(d, &present)) {
+    return false;
+  }
+  s->reset();
+  if (present) {
+    s->emplace();
+    return d.GetString(&**s);
+  }
+  return true;
+}
+
+// Each edit: its index in the VersionEdit variant, then its fields.
+struct EditWriter {
+  Encoder& e;
+  void operator()(const AddPlacementFirst& edit) { PutPlacement(e, edit.placement); }
+  void operator()(const ReplacePlacement& edit) {
+    PutPlacement(e, edit.old_placement);
+    PutPlacement(e, edit.new_placement);
+  }
+  void operator()(const RemovePlacementsOn& edit) { PutStrings(e, edit.tiers); }
+  void operator()(const SetStorageClass& edit) { e.PutString(edit.storage_class); }
+  void operator()(const SetRestoreState& edit) {
+    e.PutSignedVarint(edit.expiry_ms);
+    e.PutByte(edit.ongoing ? 1 : 0);
+  }
+};
+
+bool GetEdit(Decoder& d, VersionEdit* edit) {
+  std::uint8_t kind = 0;
+  if (!d.GetByte(&kind)) {
+    return false;
+  }
+  switch (kind) {
+    case 0: {
+      AddPlacementFirst add;
+      if (!GetPlacement(d, &add.placement)) {
+        return false;
+      }
+      *edit = std::move(add);
+      return true;
+    }
+    case 1: {
+      ReplacePlacement replace;
+      if (!GetPlacement(d, &replace.old_placement) || !GetPlacement(d, &replace.new_placement)) {
+        return false;
+      }
+      *edit = std::move(replace);
+      return true;
+    }
+    case 2: {
+      RemovePlacementsOn remove;
+      if (!GetStrings(d, &remove.tiers)) {
+        return false;
+      }
+      *edit = std::move(remove);
+      return true;
+    }
+    case 3: {
+      SetStorageClass set;
+      if (!d.GetString(&set.storage_class)) {
+        return false;
+      }
+      *edit = std::move(set);
+      return true;
+    }
+    case 4: {
+      SetRestoreState set;
+      if (!d.GetSignedVarint(&set.expiry_ms) || !GetFlag(d, &set.ongoing)) {
+        return false;
+      }
+      *edit = set;
+      return true;
+    }
+    default:
+      return false;  // an edit this version does not know
+  }
+}
+
+}  // namespace
+
+std::string EncodeVersionChange(const VersionChange& change) {
+  Encoder e;
+  e.PutByte(kVersionChangeFormat);
+  e.PutString(change.version_id.view());
+  e.PutString(change.etag);
+  e.PutSignedVarint(change.last_modified_ms);
+  PutOptionalString(e, change.requires_placement_on);
+  PutStrings(e, change.refuses_placements_on);
+  PutOptionalString(e, change.refuses_storage_class);
+  e.PutByte(change.refuses_pinned ? 1 : 0);
+  if (change.refuses_pinned) {
+    e.PutString(change.refuses_pinned->storage_class);
+    e.PutSignedVarint(change.refuses_pinned->now_ms);
+  }
+  e.PutVarint(change.edits.size());
+  for (const auto& edit : change.edits) {
+    e.PutByte(static_cast<std::uint8_t>(edit.index()));
+    std::visit(EditWriter{e}, edit);
+  }
+  return std::move(e).Finish();
+}
+
+Result<VersionChange> DecodeVersionChange(std::string_view bytes) {
+  Decoder d(bytes);
+  VersionChange change;
+  std::string version_id;
+  bool pinned = false;
+  if (!GetFormat(d, kVersionChangeFormat) || !d.GetString(&version_id) ||
+      !d.GetString(&change.etag) || !d.GetSignedVarint(&change.last_modified_ms) ||
+      !GetOptionalString(d, &change.requires_placement_on) ||
+      !GetStrings(d, &change.refuses_placements_on) ||
+      !GetOptionalString(d, &change.refuses_storage_class) || !GetFlag(d, &pinned)) {
+    return Corrupt("version change");
+  }
+  change.version_id = VersionId(std::move(version_id));
+  if (pinned) {
+    VersionChange::Pin pin;
+    if (!d.GetString(&pin.storage_class) || !d.GetSignedVarint(&pin.now_ms)) {
+      return Corrupt("version change");
+    }
+    change.refuses_pinned = std::move(pin);
+  }
+  std::size_t edits = 0;
+  if (!d.GetCount(2, &edits)) {
+    return Corrupt("version change");
+  }
+  change.edits.resize(edits);
+  for (auto& edit : change.edits) {
+    if (!GetEdit(d, &edit)) {
+      return Corrupt("version change");
+    }
+  }
+  if (!d.done()) {
+    return Corrupt("version change");
+  }
+  return change;
 }
 
 }  // namespace strata::metadata

@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "metadata/records.h"
+#include "metadata/version_change.h"
 
 namespace strata::metadata {
 
@@ -25,6 +26,7 @@ inline constexpr std::uint8_t kUserFormat = 1;
 inline constexpr std::uint8_t kUploadFormat = 1;
 inline constexpr std::uint8_t kPartFormat = 1;
 inline constexpr std::uint8_t kWritebackFormat = 2;
+inline constexpr std::uint8_t kVersionChangeFormat = 1;
 
 std::string EncodeBucket(const BucketRecord& bucket);
 Result<BucketRecord> DecodeBucket(std::string_view bytes);
@@ -52,6 +54,11 @@ UpstreamLocation DecodeUpstreamLocation(std::string_view location);
 
 std::string EncodeUser(const UserRecord& user);
 Result<UserRecord> DecodeUser(std::string_view bytes);
+
+// A change of one version (metadata/version_change.h), as the cluster sends it to the
+// key's partition: the expected version, the guards, the edits in order.
+std::string EncodeVersionChange(const VersionChange& change);
+Result<VersionChange> DecodeVersionChange(std::string_view bytes);
 
 // Low-level writer and reader, exposed for the key schema and for tests.
 class Encoder {

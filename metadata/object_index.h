@@ -18,6 +18,7 @@
 #include "common/ids.h"
 #include "metadata/keys.h"
 #include "metadata/records.h"
+#include "metadata/version_change.h"
 
 namespace strata::metadata {
 
@@ -185,17 +186,15 @@ class ObjectIndex {
   // The versions of bucket/key, newest first, at most max.
   virtual Result<std::vector<ObjectRecord>> KeyVersions(const BucketName& bucket,
                                                         const ObjectKey& key, std::size_t max) = 0;
-  // Rewrites one version's record in place under the key's lock, if the version with
-  // `version_id` still has `etag` and `last_modified_ms` and is not a delete marker:
-  // `change` edits its placements, storage class or restore state (never the fields that
-  // identify it)
-  // and returns whether to write. The row keeps its place, queueing nothing. Returns
-  // whether a change was written. Evicting a clean version's local copy, restoring it and
-  // lifecycle transitions use this.
-  virtual Result<bool> ChangeVersion(const BucketName& bucket, const ObjectKey& key,
-                                     const VersionId& version_id, const std::string& etag,
-                                     std::int64_t last_modified_ms,
-                                     const std::function<bool(ObjectRecord&)>& change) = 0;
+  // Applies `change` (metadata/version_change.h) to the version of bucket/key it names,
+  // under the key's lock, if that version is still there with the ETag and time the
+  // change expects and is not a delete marker: its guards checked on the stored record,
+  // then its edits (placements, storage class, restore state; never what identifies the
+  // version). The row keeps its place, queueing nothing; usage follows the placements.
+  // Eviction, restore, read repair, moves between local tiers and lifecycle transitions
+  // use this.
+  virtual Result<VersionChangeResult> ChangeVersion(const BucketName& bucket, const ObjectKey& key,
+                                                    const VersionChange& change) = 0;
 };
 
 }  // namespace strata::metadata

@@ -68,6 +68,10 @@ extern std::atomic<std::uint64_t> inline_reads_pool;
 template <typename Read>
 boost::asio::awaitable<std::invoke_result_t<Read&>> ReadInline(boost::asio::thread_pool& pool,
                                                                Read read) {
+  // GCC 12 destroys a temporary passed into a coroutine twice when it owns memory (a
+  // lambda capturing a string by value): capture references only.
+  static_assert(std::is_trivially_destructible_v<Read>,
+                "ReadInline's read must capture by reference only");
   {
     MemoryOnlyReads memory_only;
     auto result = read();

@@ -110,10 +110,8 @@ class RocksIndex final : public Index {
                               const std::string& error) override;
   WritebackTotals WritebackBacklog() const override;
   IndexCacheStats BlockCache() const override;
-  Result<bool> ChangeVersion(const BucketName& bucket, const ObjectKey& key,
-                             const VersionId& version_id, const std::string& etag,
-                             std::int64_t last_modified_ms,
-                             const std::function<bool(ObjectRecord&)>& change) override;
+  Result<VersionChangeResult> ChangeVersion(const BucketName& bucket, const ObjectKey& key,
+                                            const VersionChange& change) override;
   Result<std::optional<ObjectRecord>> DropCleanVersion(const BucketName& bucket,
                                                        const ObjectKey& key,
                                                        const UpstreamCopy& copy) override;

@@ -286,34 +286,29 @@ Result<std::optional<ObjectRecord>> RocksIndex::DropCleanVersion(const BucketNam
   });
 }
 
-Result<bool> RocksIndex::ChangeVersion(const BucketName& bucket, const ObjectKey& key,
-                                       const VersionId& version_id, const std::string& etag,
-                                       std::int64_t last_modified_ms,
-                                       const std::function<bool(ObjectRecord&)>& change) {
-  return GuardExceptions("change version", [&]() -> Result<bool> {
+Result<VersionChangeResult> RocksIndex::ChangeVersion(const BucketName& bucket,
+                                                      const ObjectKey& key,
+                                                      const VersionChange& change) {
+  return GuardExceptions("change version", [&]() -> Result<VersionChangeResult> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
-    auto row = FindVersion(bucket, key, version_id);
+    auto row = FindVersion(bucket, key, change.version_id);
     if (!row.ok()) {
       return std::move(row).error();
     }
-    if (!row->has_value() || !IsVersion((*row)->record, {version_id, etag, last_modified_ms, {}})) {
-      return false;
+    VersionChangeResult result;
+    if (!row->has_value() ||
+        !IsVersion((*row)->record, {change.version_id, change.etag, change.last_modified_ms, {}})) {
+      return result;
     }
-    ObjectRecord& record = (*row)->record;
-    if (record.delete_marker) {
-      return false;
-    }
-    const ObjectRecord before = record;
-    if (!change(record)) {
-      return false;
-    }
-    // Only the placements and the class are the caller's to change.
+    const ObjectRecord& before = (*row)->record;
     ObjectRecord changed = before;
-    changed.placements = std::move(record.placements);
-    changed.storage_class = std::move(record.storage_class);
-    changed.restore_expiry_ms = record.restore_expiry_ms;
-    changed.restore_ongoing = record.restore_ongoing;
+    result.applied = ApplyVersionChange(change, changed, result.removed);
+    if (!result.applied || EncodeObject(changed) == EncodeObject(before)) {
+      result.removed.clear();
+      result.record = before;
+      return result;
+    }
     rocksdb::WriteBatch batch;
     rocksdb::Status s = batch.Put(objects_, (*row)->row_key, EncodeObject(changed));
     if (s.ok()) {
@@ -325,7 +320,9 @@ Result<bool> RocksIndex::ChangeVersion(const BucketName& bucket, const ObjectKey
     if (!s.ok()) {
       return FromStatus(s, "change version");
     }
-    return true;
+    result.written = true;
+    result.record = std::move(changed);
+    return result;
   });
 }
 

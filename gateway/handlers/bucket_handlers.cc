@@ -34,11 +34,9 @@ boost::asio::awaitable<Result<metadata::ListObjectsPage>> ListPage(RequestContex
     co_return co_await ctx.services.engine.ListMerged(*ctx.bucket, prefix, cursor, want);
   }
   auto& index = ctx.services.index;
+  const BucketName bucket(ctx.target.bucket);
   co_return co_await metadata::ReadInline(
-      ctx.services.blocking_pool,
-      [&index, bucket = BucketName(ctx.target.bucket), &prefix, &cursor, want] {
-        return index.ListObjects(bucket, prefix, cursor, want);
-      });
+      ctx.services.blocking_pool, [&] { return index.ListObjects(bucket, prefix, cursor, want); });
 }
 
 // S3 in us-east-1 keeps its legacy answer to a CreateBucket of a bucket the caller

@@ -118,8 +118,7 @@ boost::asio::awaitable<Result<metadata::ObjectRecord>> AddressedVersion(RequestC
   }
   auto& store = ctx.services.store;
   co_return co_await metadata::ReadInline(
-      ctx.services.blocking_pool,
-      [&store, bucket = std::move(bucket), key = std::move(key), version = std::move(version)] {
+      ctx.services.blocking_pool, [&store, &bucket, &key, &version] {
         return version ? store.HeadVersion(bucket, key, *version) : store.HeadObject(bucket, key);
       });
 }

@@ -30,15 +30,21 @@ std::int64_t ExpiryMs(std::int64_t now_ms, std::int64_t days, std::int64_t day_m
   return (until + day_ms - 1) / day_ms * day_ms;
 }
 
-// Sets (or clears) the restore state of the version `record` names, if it is unchanged.
+// Sets (or clears) the restore state of the version `record` names, if it is unchanged:
+// whether it is (so the state is as asked now).
 Result<bool> SetRestore(metadata::Index& index, const metadata::ObjectRecord& record,
                         std::int64_t expiry_ms, bool ongoing) {
-  return index.ChangeVersion(record.bucket, record.key, record.version_id, record.etag,
-                             record.last_modified_ms, [&](metadata::ObjectRecord& version) {
-                               version.restore_expiry_ms = expiry_ms;
-                               version.restore_ongoing = ongoing;
-                               return true;
-                             });
+  const metadata::VersionChange change{
+      .version_id = record.version_id,
+      .etag = record.etag,
+      .last_modified_ms = record.last_modified_ms,
+      .edits = {metadata::SetRestoreState{expiry_ms, ongoing}},
+  };
+  auto changed = index.ChangeVersion(record.bucket, record.key, change);
+  if (!changed.ok()) {
+    return std::move(changed).error();
+  }
+  return changed->applied;
 }
 
 }  // namespace

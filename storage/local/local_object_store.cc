@@ -276,40 +276,27 @@ Result<bool> LocalObjectStore::MoveToUpstream(const metadata::ObjectRecord& reco
                                               const std::string& upstream_tier,
                                               const std::string& storage_class) {
   return GuardExceptions("move to upstream", [&]() -> Result<bool> {
-    std::vector<metadata::Placement> evicted;
-    auto changed = index_.ChangeVersion(
-        record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
-        [&](metadata::ObjectRecord& version) {
-          auto& placements = version.placements;
-          const bool clean = std::any_of(placements.begin(), placements.end(),
-                                         [&](const auto& p) { return p.tier == upstream_tier; });
-          if (!clean) {
-            return false;  // dirty: these bytes exist nowhere else
-          }
-          if (version.storage_class == storage_class && version.restore_expiry_ms > NowMs()) {
-            return false;  // an eviction of a restored copy, pinned until its expiry
-          }
-          for (auto it = placements.begin(); it != placements.end();) {
-            if (LocalTierNamed(it->tier) != nullptr) {
-              evicted.push_back(std::move(*it));
-              it = placements.erase(it);
-            } else {
-              ++it;
-            }
-          }
-          const bool reclassed = version.storage_class != storage_class;
-          version.storage_class = storage_class;
-          return !evicted.empty() || reclassed;
-        });
+    metadata::VersionChange change{
+        .version_id = record.version_id,
+        .etag = record.etag,
+        .last_modified_ms = record.last_modified_ms,
+        // Dirty, these bytes exist nowhere else.
+        .requires_placement_on = upstream_tier,
+        // An eviction of a restored copy waits for its expiry.
+        .refuses_pinned = metadata::VersionChange::Pin{storage_class, NowMs()},
+        .edits = {metadata::RemovePlacementsOn{LocalTierNames()},
+                  metadata::SetStorageClass{storage_class}},
+    };
+    auto changed = index_.ChangeVersion(record.bucket, record.key, change);
     if (!changed.ok()) {
       return std::move(changed).error();
     }
-    if (*changed) {
+    if (changed->written) {
       metadata::ObjectRecord freed;
-      freed.placements = std::move(evicted);
+      freed.placements = std::move(changed->removed);
       RemoveData(freed, "");
     }
-    return *changed;
+    return changed->written;
   });
 }
 
@@ -323,20 +310,20 @@ Result<bool> LocalObjectStore::RestoreLocalCopy(std::unique_ptr<PendingWrite> wr
     LocalTempFile& file = pending->file();
     STRATA_RETURN_IF_ERROR(tier_->Promote(file));
     const metadata::Placement local{tier_->name(), {{file.id(), record.size}}};
-    auto changed = index_.ChangeVersion(
-        record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
-        [&](metadata::ObjectRecord& version) {
-          auto& placements = version.placements;
-          if (std::any_of(placements.begin(), placements.end(),
-                          [&](const auto& p) { return LocalTierNamed(p.tier) != nullptr; })) {
-            return false;
-          }
-          placements.insert(placements.begin(), local);
-          return true;
-        });
-    if (!changed.ok() || !*changed) {
+    metadata::VersionChange change{
+        .version_id = record.version_id,
+        .etag = record.etag,
+        .last_modified_ms = record.last_modified_ms,
+        .refuses_placements_on = LocalTierNames(),  // restored already
+        .edits = {metadata::AddPlacementFirst{local}},
+    };
+    auto changed = index_.ChangeVersion(record.bucket, record.key, change);
+    if (!changed.ok() || !changed->written) {
       RemoveQuietly(file.id());
-      return changed;
+      if (!changed.ok()) {
+        return std::move(changed).error();
+      }
+      return false;
     }
     // Read back onto hot; a version whose class names another local tier goes there.
     const auto named = class_tiers_.find(record.storage_class);
@@ -414,36 +401,24 @@ Result<bool> LocalObjectStore::ReplaceLocalCopy(std::unique_ptr<PendingWrite> wr
     LocalTempFile& file = pending->file();
     STRATA_RETURN_IF_ERROR(tier_->Promote(file));
     const metadata::Placement local{tier_->name(), {{file.id(), record.size}}};
-    metadata::Placement freed;
-    auto same_extents = [](const metadata::Placement& a, const metadata::Placement& b) {
-      if (a.tier != b.tier || a.extents.size() != b.extents.size()) {
-        return false;
-      }
-      for (std::size_t i = 0; i < a.extents.size(); ++i) {
-        if (a.extents[i].location != b.extents[i].location) {
-          return false;
-        }
-      }
-      return true;
+    // In the damaged copy's slot: the local copy stays the first one read. Repaired (or
+    // evicted) meanwhile: nothing of ours to replace, nothing written.
+    metadata::VersionChange change{
+        .version_id = record.version_id,
+        .etag = record.etag,
+        .last_modified_ms = record.last_modified_ms,
+        .edits = {metadata::ReplacePlacement{*damaged, local}},
     };
-    auto changed = index_.ChangeVersion(
-        record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
-        [&](metadata::ObjectRecord& version) {
-          for (auto& placement : version.placements) {
-            if (same_extents(placement, *damaged)) {
-              freed = std::move(placement);
-              placement = local;  // same slot: the local copy stays the first one read
-              return true;
-            }
-          }
-          return false;  // repaired (or evicted) meanwhile: nothing of ours to replace
-        });
-    if (!changed.ok() || !*changed) {
+    auto changed = index_.ChangeVersion(record.bucket, record.key, change);
+    if (!changed.ok() || !changed->written) {
       RemoveQuietly(file.id());
-      return changed;
+      if (!changed.ok()) {
+        return std::move(changed).error();
+      }
+      return false;
     }
     metadata::ObjectRecord old;
-    old.placements.push_back(std::move(freed));
+    old.placements = std::move(changed->removed);
     RemoveData(old, "");
     // Fetched onto hot; a version whose class names another local tier goes back there.
     auto repaired = index_.GetVersion(record.bucket, record.key, record.version_id);

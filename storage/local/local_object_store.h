@@ -157,6 +157,8 @@ class LocalObjectStore final : public ObjectStore {
   const metadata::Placement* LocalPlacement(const metadata::ObjectRecord& record) const;
   // The local tier of that name, or nullptr.
   const LocalTier* LocalTierNamed(std::string_view name) const;
+  // The names of the local tiers but `except`.
+  std::vector<std::string> LocalTierNames(std::string_view except = {}) const;
   // Gives every extent of `from` (on a local tier) a name on `to`: links, or copies when
   // the tiers are on different file systems. Removes what it made on failure.
   Result<metadata::Placement> AdoptPlacement(const metadata::Placement& from, const LocalTier& to);

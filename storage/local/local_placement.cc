@@ -14,17 +14,6 @@
 #include "storage/local/local_object_store.h"
 
 namespace strata::storage {
-namespace {
-
-bool SameExtents(const metadata::Placement& a, const metadata::Placement& b) {
-  return a.tier == b.tier && a.extents.size() == b.extents.size() &&
-         std::equal(a.extents.begin(), a.extents.end(), b.extents.begin(),
-                    [](const auto& x, const auto& y) {
-                      return x.location == y.location && x.size == y.size;
-                    });
-}
-
-}  // namespace
 
 const LocalTier* LocalObjectStore::LocalTierNamed(std::string_view name) const {
   if (name == tier_->name()) {
@@ -36,6 +25,19 @@ const LocalTier* LocalObjectStore::LocalTierNamed(std::string_view name) const {
     }
   }
   return nullptr;
+}
+
+std::vector<std::string> LocalObjectStore::LocalTierNames(std::string_view except) const {
+  std::vector<std::string> names;
+  if (tier_->name() != except) {
+    names.push_back(tier_->name());
+  }
+  for (const auto& t : others_) {
+    if (t->name() != except) {
+      names.push_back(t->name());
+    }
+  }
+  return names;
 }
 
 const metadata::Placement* LocalObjectStore::LocalPlacement(
@@ -88,44 +90,38 @@ Result<bool> LocalObjectStore::MoveToLocalTier(const metadata::ObjectRecord& rec
       }
       adopted = std::move(*made);
     }
-    std::vector<metadata::Placement> freed;
-    metadata::ObjectRecord moved;
-    auto changed = index_.ChangeVersion(
-        record.bucket, record.key, record.version_id, record.etag, record.last_modified_ms,
-        [&](metadata::ObjectRecord& version) {
-          if (adopted) {
-            // Swap the local copy the bytes came from; any other placement stays.
-            auto it = std::find_if(version.placements.begin(), version.placements.end(),
-                                   [&](const auto& p) { return SameExtents(p, *from); });
-            if (it == version.placements.end()) {
-              return false;  // its local copy changed meanwhile (evicted, restored)
-            }
-            freed.push_back(std::move(*it));
-            *it = *adopted;
-          } else if (version.storage_class == storage_class ||
-                     std::any_of(version.placements.begin(), version.placements.end(),
-                                 [&](const auto& p) {
-                                   return p.tier != tier && LocalTierNamed(p.tier) != nullptr;
-                                 })) {
-            // Same class already, or a local copy came back (read through) since the
-            // caller looked: its bytes would stay on the wrong tier.
-            return false;
-          }
-          version.storage_class = storage_class;
-          moved = version;
-          return true;
-        });
-    if (!changed.ok() || !*changed) {
+    metadata::VersionChange change{
+        .version_id = record.version_id,
+        .etag = record.etag,
+        .last_modified_ms = record.last_modified_ms,
+    };
+    if (adopted) {
+      // Swap the local copy the bytes came from (gone if it changed meanwhile: evicted,
+      // restored); any other placement stays.
+      change.edits.push_back(metadata::ReplacePlacement{*from, *adopted});
+    } else {
+      // Not if of that class already, or if a local copy came back (read through) since
+      // the caller looked: its bytes would stay on the wrong tier.
+      change.refuses_storage_class = storage_class;
+      change.refuses_placements_on = LocalTierNames(tier);
+    }
+    change.edits.push_back(metadata::SetStorageClass{storage_class});
+    auto changed = index_.ChangeVersion(record.bucket, record.key, change);
+    if (!changed.ok() || !changed->written) {
       if (adopted) {
         for (const auto& extent : adopted->extents) {
           RemoveQuietly(*to, extent.location);
         }
       }
-      return changed;
+      if (!changed.ok()) {
+        return std::move(changed).error();
+      }
+      return false;
     }
     metadata::ObjectRecord old;
-    old.placements = std::move(freed);
+    old.placements = std::move(changed->removed);
     RemoveData(old, "");
+    metadata::ObjectRecord moved = std::move(*changed->record);
     moved.bucket = record.bucket;
     moved.key = record.key;
     NotifyResident(moved);

@@ -1,7 +1,7 @@
 // The index codecs (metadata/codec, metadata/keys): every record strata reads back from
 // RocksDB, where a damaged disk, a torn write or another version of strata may have left
-// anything. The first byte picks the record type (codec_seeds.cc writes real encodings so),
-// the rest is the stored value or row key.
+// anything, and the version changes a cluster's peers will send. The first byte picks the record
+// type (codec_seeds.cc writes real encodings so), the rest is the stored value or row key.
 //
 // Properties: garbage is kCorruption, never a crash or a huge allocation; a record that
 // decodes re-encodes to bytes that decode and re-encode to themselves (the encoding of what
@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 10) {
+  switch (data[0] % 11) {
     case 0:
       RoundTrip<BucketRecord>(in, DecodeBucket, EncodeBucket);
       break;
@@ -80,10 +80,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(WritebackRowKey(row->bucket, row->key) == in, in);
       }
       break;
-    default:
+    case 9:
       if (auto row = ParseLifecycleRowKey(in)) {
         FUZZ_CHECK(LifecycleRowKey(*row) == in, in);
       }
+      break;
+    default:
+      RoundTrip<VersionChange>(in, DecodeVersionChange, EncodeVersionChange);
       break;
   }
   return 0;

@@ -109,6 +109,18 @@ int main(int argc, char** argv) {
   Write(dir, 8, WritebackRowKey("seeds", "dir/key"));
   Write(dir, 9, LifecycleRowKey(LifecycleRow{1'700'000'000'000, "seeds", "dir/key", ""}));
   Write(dir, 9, LifecycleRowKey(LifecycleRow{1'700'000'000'000, "seeds", "mp", "upload-1"}));
+  VersionChange change{.version_id = VersionId("3HL4kqtJlcpXroDTDmJ"),
+                       .etag = "0123abcd",
+                       .last_modified_ms = 1'700'000'000'000,
+                       .requires_placement_on = "cold",
+                       .refuses_placements_on = {"hot", "warm"},
+                       .refuses_storage_class = "GLACIER",
+                       .refuses_pinned = VersionChange::Pin{"GLACIER", 1'700'000'000'001}};
+  change.edits = {AddPlacementFirst{{"hot", {{"f1", 4096}}}},
+                  ReplacePlacement{{"hot", {{"f1", 4096}}}, {"warm", {{"f2", 4096}}}},
+                  RemovePlacementsOn{{"hot"}}, SetStorageClass{"GLACIER"},
+                  SetRestoreState{1'700'086'400'000, true}};
+  Write(dir, 10, EncodeVersionChange(change));
   std::printf("%d seeds in %s\n", written, dir.c_str());
   return 0;
 }

@@ -380,27 +380,22 @@ TEST_F(LifecycleIndexTest, ChangeVersionChangesOnlyClassAndPlacements) {
   v.tags = {{"team", "ml"}};
   ASSERT_TRUE(index_->PutObject(v).ok());
 
-  int calls = 0;
-  const auto forge = [&](ObjectRecord& record) {
-    ++calls;
-    record.storage_class = "GLACIER";
-    record.placements = {{"cold", {{"far-away", record.size}}}};
-    // Not the caller's to change: each must come back as stored.
-    record.etag = "forged";
-    record.size = 1;
-    record.last_modified_ms = 5;
-    record.version_id = VersionId("v9");
-    record.delete_marker = true;
-    record.content_type = "x/y";
-    record.user_metadata.clear();
-    record.tags.clear();
-    return true;
+  // A transition to the upstream tier: the local copy swapped for the upstream's.
+  const Placement cold{"cold", {{"far-away", v.size}}};
+  const VersionChange change{
+      .version_id = v.version_id,
+      .etag = v.etag,
+      .last_modified_ms = v.last_modified_ms,
+      .edits = {ReplacePlacement{v.placements[0], cold}, SetStorageClass{"GLACIER"}},
   };
-  auto changed = index_->ChangeVersion(BucketName("plain"), ObjectKey("k"), VersionId("v1"), v.etag,
-                                       v.last_modified_ms, forge);
+  auto changed = index_->ChangeVersion(BucketName("plain"), ObjectKey("k"), change);
   ASSERT_TRUE(changed.ok()) << changed.error().message;
-  EXPECT_TRUE(*changed);
-  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(changed->applied);
+  EXPECT_TRUE(changed->written);
+  ASSERT_EQ(changed->removed.size(), 1u);
+  EXPECT_EQ(changed->removed[0].tier, "hot");
+  ASSERT_TRUE(changed->record.has_value());
+  EXPECT_EQ(changed->record->storage_class, "GLACIER");
 
   auto after = index_->GetVersion(BucketName("plain"), ObjectKey("k"), VersionId("v1"));
   ASSERT_TRUE(after.ok()) << after.error().message;
@@ -418,53 +413,66 @@ TEST_F(LifecycleIndexTest, ChangeVersionChangesOnlyClassAndPlacements) {
   EXPECT_EQ(after->user_metadata, v.user_metadata);
   EXPECT_EQ(after->tags, v.tags);
   EXPECT_TRUE(Due(kForever).empty()) << "a change in place queues nothing";
+
+  // The same change again: its placement to replace is gone, so nothing applies.
+  changed = index_->ChangeVersion(BucketName("plain"), ObjectKey("k"), change);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(changed->applied);
+  EXPECT_FALSE(changed->written);
+  EXPECT_TRUE(changed->removed.empty());
 }
 
 TEST_F(LifecycleIndexTest, ChangeVersionOfAnotherVersionChangesNothing) {
   ObjectRecord v = Obj("plain", "k", "v1", 1000);
   ASSERT_TRUE(index_->PutObject(v).ok());
-  int calls = 0;
-  const auto to_glacier = [&](ObjectRecord& record) {
-    ++calls;
-    record.storage_class = "GLACIER";
-    return true;
-  };
   const BucketName bucket("plain");
   const ObjectKey key("k");
-
-  // A replaced version (other ETag or time) or one that is gone is left alone, unread.
-  auto changed = index_->ChangeVersion(bucket, key, VersionId("v1"), "other", 1000, to_glacier);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
-  changed = index_->ChangeVersion(bucket, key, VersionId("v1"), v.etag, 999, to_glacier);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
-  changed = index_->ChangeVersion(bucket, key, VersionId("v2"), v.etag, 1000, to_glacier);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
-  EXPECT_EQ(calls, 0);
-
-  // A change that declines to write writes nothing.
-  const auto decline = [](ObjectRecord& record) {
-    record.storage_class = "GLACIER";
-    return false;
+  const auto to_glacier = [](const std::string& version, const std::string& etag,
+                             std::int64_t modified_ms) {
+    return VersionChange{.version_id = VersionId(version),
+                         .etag = etag,
+                         .last_modified_ms = modified_ms,
+                         .edits = {SetStorageClass{"GLACIER"}}};
   };
-  changed = index_->ChangeVersion(bucket, key, VersionId("v1"), v.etag, 1000, decline);
+
+  // A replaced version (other ETag or time) or one that is gone is left alone.
+  for (const auto& change : {to_glacier("v1", "other", 1000), to_glacier("v1", v.etag, 999),
+                             to_glacier("v2", v.etag, 1000)}) {
+    auto changed = index_->ChangeVersion(bucket, key, change);
+    ASSERT_TRUE(changed.ok());
+    EXPECT_FALSE(changed->applied);
+    EXPECT_FALSE(changed->written);
+  }
+
+  // A guard that fails writes nothing: no local copy may be there, and one is.
+  VersionChange guarded = to_glacier("v1", v.etag, 1000);
+  guarded.refuses_placements_on = {"hot"};
+  auto changed = index_->ChangeVersion(bucket, key, guarded);
   ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
+  EXPECT_FALSE(changed->applied);
+  // ...and one that holds lets the edits through.
+  guarded.refuses_placements_on = {"warm"};
+  guarded.requires_placement_on = "hot";
+  changed = index_->ChangeVersion(bucket, key, guarded);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_TRUE(changed->written);
+  // Edits that change nothing apply without a write.
+  changed = index_->ChangeVersion(bucket, key, guarded);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_TRUE(changed->applied);
+  EXPECT_FALSE(changed->written);
   auto after = index_->GetVersion(bucket, key, VersionId("v1"));
   ASSERT_TRUE(after.ok());
-  EXPECT_EQ(after->storage_class, "STANDARD");
+  EXPECT_EQ(after->storage_class, "GLACIER");
 
   // A delete marker has nothing to move.
   ObjectRecord marker = Obj("plain", "k", "dm", 2000);
   marker.delete_marker = true;
   marker.placements.clear();
   ASSERT_TRUE(index_->PutObject(marker).ok());
-  changed = index_->ChangeVersion(bucket, key, VersionId("dm"), marker.etag, 2000, to_glacier);
+  changed = index_->ChangeVersion(bucket, key, to_glacier("dm", marker.etag, 2000));
   ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
-  EXPECT_EQ(calls, 0);
+  EXPECT_FALSE(changed->applied);
 }
 
 // A tag-filtered rule selects a version by its current tags, and PutObjectTagging changes

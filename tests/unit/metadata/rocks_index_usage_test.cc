@@ -103,19 +103,26 @@ TEST_F(UsageIndexTest, PlacementChangesMoveBytesBetweenTiers) {
   ASSERT_TRUE(recorded.ok() && *recorded);
   EXPECT_EQ(Usage(), (std::map<std::string, Counts>{{"b/cold", {1, 10}}, {"b/hot", {1, 10}}}));
   // Moved to warm, then evicted: only the upstream copy is left.
-  auto moved = index_->ChangeVersion(o.bucket, o.key, o.version_id, o.etag, o.last_modified_ms,
-                                     [](ObjectRecord& r) {
-                                       r.placements[0].tier = "warm";
-                                       return true;
-                                     });
-  ASSERT_TRUE(moved.ok() && *moved);
+  const Placement hot = o.placements[0];
+  Placement warm = hot;
+  warm.tier = "warm";
+  auto moved = index_->ChangeVersion(o.bucket, o.key,
+                                     VersionChange{.version_id = o.version_id,
+                                                   .etag = o.etag,
+                                                   .last_modified_ms = o.last_modified_ms,
+                                                   .edits = {ReplacePlacement{hot, warm}}});
+  ASSERT_TRUE(moved.ok() && moved->written);
   EXPECT_EQ(Usage(), (std::map<std::string, Counts>{{"b/cold", {1, 10}}, {"b/warm", {1, 10}}}));
-  auto evicted = index_->ChangeVersion(
-      o.bucket, o.key, o.version_id, o.etag, o.last_modified_ms, [](ObjectRecord& r) {
-        std::erase_if(r.placements, [](const Placement& p) { return p.tier == "warm"; });
-        return true;
-      });
-  ASSERT_TRUE(evicted.ok() && *evicted);
+  auto evicted =
+      index_->ChangeVersion(o.bucket, o.key,
+                            VersionChange{.version_id = o.version_id,
+                                          .etag = o.etag,
+                                          .last_modified_ms = o.last_modified_ms,
+                                          .requires_placement_on = "cold",
+                                          .edits = {RemovePlacementsOn{{"hot", "warm"}}}});
+  ASSERT_TRUE(evicted.ok() && evicted->written);
+  ASSERT_EQ(evicted->removed.size(), 1u);
+  EXPECT_EQ(evicted->removed[0].tier, "warm");
   EXPECT_EQ(Usage(), (std::map<std::string, Counts>{{"b/cold", {1, 10}}}));
   // Dropped as a stale cached copy: nothing is left.
   auto dropped = index_->DropCleanVersion(o.bucket, o.key, copy);

@@ -273,14 +273,15 @@ TEST_F(TierCachesTest, PinnedCopiesAreKept) {
   const auto records = Fill(24, /*pushed=*/true);
   ASSERT_FALSE(HasFailure());
   const auto restore = [&](const metadata::ObjectRecord& record, std::int64_t expiry_ms) {
-    auto set = index_->ChangeVersion(record.bucket, record.key, record.version_id, record.etag,
-                                     record.last_modified_ms, [&](metadata::ObjectRecord& version) {
-                                       version.restore_expiry_ms = expiry_ms;
-                                       version.restore_ongoing = false;
-                                       return true;
-                                     });
+    const metadata::VersionChange change{
+        .version_id = record.version_id,
+        .etag = record.etag,
+        .last_modified_ms = record.last_modified_ms,
+        .edits = {metadata::SetRestoreState{expiry_ms, false}},
+    };
+    auto set = index_->ChangeVersion(record.bucket, record.key, change);
     EXPECT_TRUE(set.ok()) << set.error().message;
-    return set.ok() && *set;
+    return set.ok() && set->written;
   };
   ASSERT_TRUE(restore(records[0], NowMs() + 3'600'000));  // the coldest: pinned for an hour
   ASSERT_TRUE(restore(records[1], NowMs() - 3'600'000));  // the next: its pin has expired
