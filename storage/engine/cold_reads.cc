@@ -242,6 +242,15 @@ asio::awaitable<Result<metadata::ObjectRecord>> ColdReads::DescribeUpstreamObjec
   co_return upstream::RecordFromUpstream(bucket, key, info);
 }
 
+asio::awaitable<Result<metadata::ObjectRecord>> ColdReads::RecordToRead(
+    const metadata::BucketRecord& bucket, const ObjectKey& key,
+    std::optional<metadata::ObjectRecord> known) {
+  if (known.has_value()) {
+    co_return std::move(*known);
+  }
+  co_return co_await DescribeUpstreamObject(bucket, key);
+}
+
 asio::awaitable<Result<std::unique_ptr<ColdRead>>> ColdReads::Open(
     const metadata::BucketRecord& bucket, ObjectKey key,
     std::optional<metadata::ObjectRecord> evicted, ColdReadKind kind) {
@@ -263,12 +272,7 @@ asio::awaitable<Result<std::unique_ptr<ColdRead>>> ColdReads::Open(
       co_return std::unique_ptr<ColdRead>();  // the cached copy now, or a read-through again
     }
   }
-  metadata::ObjectRecord record;
-  if (restore) {
-    record = std::move(*evicted);
-  } else {
-    STRATA_CO_TRY(record, co_await DescribeUpstreamObject(bucket, key));
-  }
+  STRATA_CO_TRY(auto record, co_await RecordToRead(bucket, key, std::move(evicted)));
   STRATA_CO_TRY(auto location, UpstreamLocationOf(record, bucket.upstream_tier));
   if (kind != ColdReadKind::kHead && parts_.prefetch != nullptr) {
     parts_.prefetch->ObserveMiss(record);  // the prefetcher watches misses for scans
@@ -472,12 +476,7 @@ asio::awaitable<Result<metadata::ObjectRecord>> ColdReads::FetchLocalCopy(
     const metadata::BucketRecord& bucket, ObjectKey key,
     std::optional<metadata::ObjectRecord> known) {
   const bool restore = known.has_value();
-  metadata::ObjectRecord record;
-  if (restore) {
-    record = std::move(*known);
-  } else {
-    STRATA_CO_TRY(record, co_await DescribeUpstreamObject(bucket, key));
-  }
+  STRATA_CO_TRY(auto record, co_await RecordToRead(bucket, key, std::move(known)));
   STRATA_CO_TRY(auto location, UpstreamLocationOf(record, bucket.upstream_tier));
   STRATA_CO_TRY(std::unique_ptr<PendingWrite> fill, parts_.store.BeginWrite(bucket.name, {}));
   bool fill_ok = true;

@@ -120,6 +120,11 @@ class ColdReads {
   boost::asio::awaitable<bool> CommitFill(std::unique_ptr<PendingWrite> fill,
                                           metadata::ObjectRecord record, std::string upstream_etag,
                                           bool restore);
+  // What a cold read of `key` serves: `known` (a clean version whose local copy was
+  // evicted) or, without it, the upstream's object there.
+  boost::asio::awaitable<Result<metadata::ObjectRecord>> RecordToRead(
+      const metadata::BucketRecord& bucket, const ObjectKey& key,
+      std::optional<metadata::ObjectRecord> known);
   // The change of `key` waiting to be pushed, if any (a delete hides the upstream's copy).
   boost::asio::awaitable<Result<std::optional<metadata::WritebackItem>>> WaitingChange(
       const BucketName& bucket, const ObjectKey& key);
