@@ -98,6 +98,8 @@ class TierEngine {
   // --- Buckets bound to the upstream (DESIGN.md "Upstream binding") ---
   // The `s3` tier new buckets are bound to; empty when the configuration has none.
   const std::string& upstream_tier() const;
+  // Whether an `s3` tier is configured: new buckets are bound to it, and its buckets the
+  // index lacks are adopted on first use.
   bool has_upstream() const { return upstream_ != nullptr; }
   // Whether `bucket` is bound to the upstream this engine reaches: its reads may be cold.
   bool Bound(const metadata::BucketRecord& bucket) const;
