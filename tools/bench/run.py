@@ -679,6 +679,7 @@ region = "{REGION}"
         self.disk_baselines()
         self.start_nginx()
         self.start_strata(fsync=True)
+        self.bench("request", "--method", "PUT", "--path", "/bench")
         self.small_objects()
         self.big_objects()
 
