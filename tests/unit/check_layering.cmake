@@ -6,19 +6,13 @@
 #   - below gateway/, nothing includes Boost.Beast (HTTP is gateway's) but the upstream S3
 #     client's private folder, storage/upstream/ (DESIGN.md: storage owns that client);
 #   - rocksdb is named only in metadata/.
-# -DROOT=<tree> is the tree to check. -DKNOWN=<file> lists, one "file: include" per line,
-# violations of the private-folder rule that are known and being removed (the tier engine
-# work of issue 18): they are tolerated, but a listed line that no longer occurs is an error
-# too, so the list only shrinks and stays true. tests/unit/layering_planted/ holds trees with
-# one planted violation each, which must fail (tests unit_layering_planted_*).
+# -DROOT=<tree> is the tree to check. No exception is tolerated (the last includes of
+# storage's private folders from gateway/ and tools/ went with issue 18's tier engine).
+# tests/unit/layering_planted/ holds trees with one planted violation each, which must fail
+# (tests unit_layering_planted_*).
 cmake_minimum_required(VERSION 3.16)
 set(ORDER common auth metadata storage gateway tools)
 set(FAILURES "")
-set(KNOWN_LINES "")
-if(KNOWN)
-  file(STRINGS ${KNOWN} KNOWN_LINES REGEX "^[^#].*: #include")
-endif()
-set(SEEN_KNOWN "")
 list(LENGTH ORDER N)
 math(EXPR LAST "${N} - 1")
 list(FIND ORDER gateway GATEWAY_INDEX)
@@ -34,12 +28,8 @@ foreach(I RANGE ${LAST})
           list(APPEND FAILURES "${F}: ${L} (${MODULE} may not include ${OTHER})")
         endif()
         if(NOT J EQUAL I AND L MATCHES "^#include \"${OTHER}/[^/\"]+/")
-          if("${F}: ${L}" IN_LIST KNOWN_LINES)
-            list(APPEND SEEN_KNOWN "${F}: ${L}")
-          else()
-            list(APPEND FAILURES
-                 "${F}: ${L} (${MODULE} may not include a private header of ${OTHER})")
-          endif()
+          list(APPEND FAILURES
+               "${F}: ${L} (${MODULE} may not include a private header of ${OTHER})")
         endif()
       endforeach()
       if(NOT MODULE STREQUAL "metadata" AND L MATCHES "rocksdb/")
@@ -51,11 +41,6 @@ foreach(I RANGE ${LAST})
     endforeach()
   endforeach()
 endforeach()
-foreach(K ${KNOWN_LINES})
-  if(NOT K IN_LIST SEEN_KNOWN)
-    list(APPEND FAILURES "${K} (listed in ${KNOWN} but no longer there: remove the line)")
-  endif()
-endforeach()
 if(FAILURES)
   # One unwrapped line each (FATAL_ERROR's text is wrapped), for people and for the
   # planted-tree tests' expressions.
@@ -65,5 +50,4 @@ if(FAILURES)
   string(REPLACE ";" "\n" MSG "${FAILURES}")
   message(FATAL_ERROR "layering violations:\n${MSG}")
 endif()
-list(LENGTH SEEN_KNOWN KNOWN_COUNT)
-message(STATUS "layering ok (${KNOWN_COUNT} known private includes left)")
+message(STATUS "layering ok")
