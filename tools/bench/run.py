@@ -693,12 +693,7 @@ region = "{REGION}"
             self.elapsed = time.time() - started
             return self.report()
         self.micro()
-        self.disk_baselines()
-        self.start_nginx()
-        self.start_strata(fsync=True)
-        self.bench("request", "--method", "PUT", "--path", "/bench")
-        self.small_objects()
-        self.big_objects()
+        self.hot_path()
         self.cold_tier()
         self.memory()
         self.index_scale()
