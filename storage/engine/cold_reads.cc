@@ -258,12 +258,9 @@ asio::awaitable<Result<std::unique_ptr<ColdRead>>> ColdReads::Open(
   if (restore) {
     // A dirty version has nothing upstream to read.
     STRATA_CO_RETURN_IF_ERROR(UpstreamLocationOf(*evicted, bucket.upstream_tier));
-  } else {
-    STRATA_CO_TRY(auto waiting, co_await WaitingChange(bucket.name, key));
-    if (waiting.has_value()) {
-      co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
-    }
   }
+  // Without it, a delete of the key waiting to be pushed answers kNoSuchKey in
+  // RecordToRead (DescribeUpstreamObject), once, after the flight's seat.
   std::shared_ptr<CopyFlights::Seat> seat;
   if (kind == ColdReadKind::kWhole) {
     seat = parts_.flights.Join(bucket.name, key);
