@@ -13,7 +13,7 @@ BUILD_PKGS=(
   build-essential cmake ninja-build ccache pkg-config
   libboost1.81-dev libssl-dev librocksdb-dev liburing-dev libisal-dev libtomlplusplus-dev
   libspdlog-dev libfmt-dev libpugixml-dev libgtest-dev libgmock-dev
-  libibverbs-dev librdmacm-dev
+  libibverbs-dev librdmacm-dev libxxhash-dev
 )
 # s3fs mounts through FUSE 2 (its `fuse` dependency brings fusermount); rclone, s3fs,
 # s3cmd and awscli are real clients the e2e tests drive. With CI=true (.ci/run) a test whose

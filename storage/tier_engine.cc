@@ -11,6 +11,7 @@
 #include "storage/upstream/fetcher.h"
 #include "storage/upstream/repairer.h"
 #include "storage/upstream/upstream.h"
+#include "storage/upstream/upstream_tier.h"
 #include "storage/upstream/writeback.h"
 
 namespace strata::storage {
@@ -56,11 +57,16 @@ Result<std::unique_ptr<TierEngine>> TierEngine::Open(const Config& config, metad
       return std::move(made).error();
     }
     engine->upstream_ = std::move(made).value();
+    // Its spool (for BeginWrite, which the write-back push does not use: it sends from the
+    // local copy) is the hot tier's tmp/, where an interrupted spool is cleared at open.
+    const TierConfig* hot = config.HotTier();
+    engine->upstream_tier_ = std::make_unique<UpstreamTier>(
+        *engine->upstream_, hot != nullptr ? hot->path + "/tmp" : std::string("/tmp"));
     engine->writeback_ = std::make_unique<WritebackWorker>(
-        index, objects, *engine->upstream_, WritebackOptionsFor(config, *cold), clock);
+        index, objects, *engine->upstream_tier_, WritebackOptionsFor(config, *cold), clock);
     engine->fetcher_ = std::make_unique<Fetcher>(
-        objects, *engine->upstream_, FetchOptions{.concurrency = config.prefetch.concurrency},
-        clock, engine->flights_.get());
+        objects, *engine->upstream_, *engine->upstream_tier_,
+        FetchOptions{.concurrency = config.prefetch.concurrency}, clock, engine->flights_.get());
     const auto backlog = index.WritebackBacklog();
     spdlog::info("upstream: tier {} at {}; write-back delay {} ms, backlog {} objects, {} bytes",
                  cold->name, cold->endpoint, config.writeback.delay.count(), backlog.objects,
@@ -145,6 +151,9 @@ void TierEngine::Stop() {
   }
   fetcher_.reset();
   prefetch_.reset();
+  // The write-back worker's thread uses the upstream's client of that thread: stopped
+  // (its pushes cancelled, their items kept queued) before the clients go.
+  writeback_.reset();
   if (upstream_) {
     upstream_->ReleaseClients();  // the I/O threads' clients, before their io_contexts go
   }
@@ -152,9 +161,8 @@ void TierEngine::Stop() {
 
 TierEngine::~TierEngine() {
   Stop();
-  // Whatever still commits copies (pushes, lifecycle moves) stops before the listener's
-  // tier caches go.
-  writeback_.reset();
+  // Whatever still commits copies (lifecycle moves) stops before the listener's tier
+  // caches go.
   lifecycle_.reset();
   scrubber_.reset();
   if (store_) {
@@ -162,6 +170,7 @@ TierEngine::~TierEngine() {
   }
   tier_caches_.reset();
   repairer_.reset();
+  upstream_tier_.reset();
   upstream_.reset();
 }
 

@@ -40,6 +40,7 @@
 namespace strata::storage {
 
 class Upstream;
+class UpstreamTier;
 class WritebackWorker;
 class Fetcher;
 class CopyRepairer;
@@ -193,6 +194,7 @@ class TierEngine {
   // Declared in construction order; destroyed in reverse, after Stop.
   std::unique_ptr<ObjectStore> store_;
   std::unique_ptr<Upstream> upstream_;
+  std::unique_ptr<UpstreamTier> upstream_tier_;  // upstream_ as a storage::Tier
   std::unique_ptr<WritebackWorker> writeback_;
   std::unique_ptr<Fetcher> fetcher_;
   std::unique_ptr<CopyRepairer> repairer_;

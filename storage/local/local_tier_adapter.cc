@@ -16,10 +16,14 @@ namespace {
 // A range of one data file, through an ExtentReader (which verifies every chunk).
 class LocalRangeReader final : public TierReader {
  public:
-  LocalRangeReader(std::unique_ptr<ExtentReader> reader, std::uint64_t start, std::uint64_t size)
-      : reader_(std::move(reader)), start_(start), size_(size) {}
+  LocalRangeReader(std::unique_ptr<ExtentReader> reader, std::uint64_t start, std::uint64_t size,
+                   std::uint64_t length)
+      : reader_(std::move(reader)), start_(start), size_(size) {
+    info_.size = length;
+  }
 
   std::uint64_t size() const override { return size_; }
+  const TierObjectInfo& info() const override { return info_; }
 
   TierTask<std::size_t> ReadAsync(std::uint64_t offset, std::span<char> buf) override {
     if (offset >= size_ || buf.empty()) {
@@ -34,6 +38,7 @@ class LocalRangeReader final : public TierReader {
   std::unique_ptr<ExtentReader> reader_;
   std::uint64_t start_;
   std::uint64_t size_;
+  TierObjectInfo info_;
 };
 
 class LocalWrite final : public TierWrite {
@@ -110,7 +115,8 @@ Result<std::optional<std::uint64_t>> DataLength(const LocalTier& tier, std::stri
 }  // namespace
 
 TierTask<std::unique_ptr<TierReader>> LocalTierAdapter::Open(std::string location,
-                                                             TierRange range) {
+                                                             TierOpenOptions options) {
+  const TierRange range = options.range;
   auto file = tier_.OpenData(location);
   if (!file.ok()) {
     co_return std::move(file).error();
@@ -135,7 +141,7 @@ TierTask<std::unique_ptr<TierReader>> LocalTierAdapter::Open(std::string locatio
     co_return std::move(reader).error();
   }
   co_return std::unique_ptr<TierReader>(
-      std::make_unique<LocalRangeReader>(std::move(reader).value(), range.offset, size));
+      std::make_unique<LocalRangeReader>(std::move(reader).value(), range.offset, size, length));
 }
 
 TierTask<std::unique_ptr<TierWrite>> LocalTierAdapter::BeginWrite(TierWriteOptions options) {
@@ -147,7 +153,13 @@ TierTask<std::unique_ptr<TierWrite>> LocalTierAdapter::BeginWrite(TierWriteOptio
       std::make_unique<LocalWrite>(tier_, std::move(file).value(), options.size));
 }
 
-TierTask<void> LocalTierAdapter::Remove(std::string location) { co_return tier_.Remove(location); }
+TierTask<TierRemoved> LocalTierAdapter::Remove(std::string location, std::string /*version_id*/) {
+  auto removed = tier_.Remove(location);
+  if (!removed.ok()) {
+    co_return std::move(removed).error();
+  }
+  co_return TierRemoved{};
+}
 
 TierTask<TierUsage> LocalTierAdapter::Usage() {
   std::vector<std::string> ids;

@@ -27,9 +27,12 @@ class LocalTierAdapter final : public Tier {
   const std::string& name() const override { return tier_.name(); }
   // kNotFound when the file is gone; kCorruption when the id is malformed or the file's
   // trailer is damaged or missing.
-  TierTask<std::unique_ptr<TierReader>> Open(std::string location, TierRange range) override;
+  // Ignores the pin of `options`: a data file id names one object, never rewritten.
+  TierTask<std::unique_ptr<TierReader>> Open(std::string location,
+                                             TierOpenOptions options) override;
   TierTask<std::unique_ptr<TierWrite>> BeginWrite(TierWriteOptions options) override;
-  TierTask<void> Remove(std::string location) override;
+  // Local files keep no versions: `version_id` is ignored.
+  TierTask<TierRemoved> Remove(std::string location, std::string version_id) override;
   // Every data file's object bytes (its footer's data length; the file size for a file
   // without trailer): one listing of data/ and one footer read per file.
   TierTask<TierUsage> Usage() override;

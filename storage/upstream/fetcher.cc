@@ -11,6 +11,7 @@
 #include <deque>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "common/clock_timer.h"
 #include "common/task_group.h"
@@ -25,11 +26,27 @@ namespace asio = boost::asio;
 namespace {
 // How often a fetch waiting for another copy of its key looks again.
 constexpr auto kFlightPoll = std::chrono::milliseconds(20);
+// One read of the upstream copy: a ranged GET on the upstream tier, so large enough that
+// a request's cost is small beside its bytes; one such buffer per fetch in flight.
+constexpr std::size_t kReadBytes = 4 << 20;
+
+// The tier reader's description of an upstream object, as the S3 client gives a HEAD.
+upstream::ObjectInfo InfoOf(const TierObjectInfo& info) {
+  upstream::ObjectInfo out;
+  out.size = info.size;
+  out.etag = "\"" + info.etag + "\"";
+  out.last_modified = info.last_modified;
+  out.content_type = info.content_type;
+  out.version_id = info.version_id;
+  out.headers = info.headers;
+  return out;
+}
 }  // namespace
 
 struct Fetcher::State {
   ObjectStore& store;
   Upstream& upstream;
+  Tier& tier;
   FetchOptions options;
   const Clock& clock;
   CopyFlights* flights;
@@ -37,6 +54,7 @@ struct Fetcher::State {
   // uncounts itself.
   TaskGroup tasks;
   asio::io_context ioc;
+  // The prefetch jobs' client (client()); fetches read through `tier`.
   std::unique_ptr<upstream::S3Client> client;
 
   struct Job {
@@ -53,20 +71,31 @@ struct Fetcher::State {
   std::atomic<std::uint64_t> skipped{0};
   std::atomic<std::uint64_t> failed{0};
 
-  State(ObjectStore& s, Upstream& u, FetchOptions o, const Clock& c, CopyFlights* f)
-      : store(s), upstream(u), options(o), clock(c), flights(f) {}
+  State(ObjectStore& s, Upstream& u, Tier& t, FetchOptions o, const Clock& c, CopyFlights* f)
+      : store(s), upstream(u), tier(t), options(o), clock(c), flights(f) {}
 
   // On ioc's thread: starts waiting jobs while slots are free (none once the fetcher
   // stops). The coroutines hold a plain pointer: the ioc they run on belongs to this
-  // State, which outlives them (the destructor joins them first).
+  // State, which outlives them (the destructor joins them first). A fetch starts inline
+  // and may run to its end at once (a tier that answers without waiting), taking `mu`
+  // itself: it is spawned outside the lock.
   void Pump() {
-    std::lock_guard lock(mu);
-    while (in_flight < options.concurrency && !waiting.empty() && !tasks.closed()) {
-      if (!tasks.Spawn(ioc.get_executor(), Run(this, std::move(waiting.front())))) {
+    for (;;) {
+      Job job;
+      {
+        std::lock_guard lock(mu);
+        if (in_flight >= options.concurrency || waiting.empty() || tasks.closed()) {
+          return;
+        }
+        job = std::move(waiting.front());
+        waiting.pop_front();
+        ++in_flight;
+      }
+      if (!tasks.Spawn(ioc.get_executor(), Run(this, std::move(job)))) {
+        std::lock_guard lock(mu);  // stopping: the job is dropped, as waiting ones are
+        --in_flight;
         return;
       }
-      ++in_flight;
-      waiting.pop_front();
     }
   }
 
@@ -114,7 +143,9 @@ struct Fetcher::State {
       std::lock_guard lock(self->mu);
       --self->in_flight;
     }
-    self->Pump();
+    // Posted, not called: a next fetch that ends at once would otherwise start inside this
+    // one's frame, and so on down the queue.
+    asio::post(self->ioc, [self] { self->Pump(); });
   }
 
   // The lead of `record`'s key in `flights`, once whoever leads now is done. The lead may
@@ -143,37 +174,50 @@ struct Fetcher::State {
     if (!bucket.ok()) {
       co_return std::move(bucket).error();
     }
-    upstream::GetRequest request;
+    TierOpenOptions pin;
     if (kind == FetchKind::kNewCopy) {
-      request.if_match = "\"" + record.etag + "\"";  // what the listing showed
+      pin.if_match = record.etag;  // what the listing showed
     } else {
-      const metadata::Placement* placed = metadata::PlacementOn(record, upstream.tier_name());
+      const metadata::Placement* placed = metadata::PlacementOn(record, tier.name());
       if (placed == nullptr) {
         co_return Error(ErrorCode::kInvalidArgument, "the version has no copy on the upstream");
       }
       const auto location = metadata::DecodeUpstreamLocation(placed->extents.front().location);
-      request.if_match = "\"" + location.etag + "\"";
-      request.version_id = location.version_id;
+      pin.if_match = location.etag;
+      pin.version_id = location.version_id;
     }
+    auto opened = co_await tier.Open(bucket->upstream_bucket + "/" + record.key.str(), pin);
+    if (!opened.ok()) {
+      co_return std::move(opened).error();
+    }
+    std::unique_ptr<TierReader> reader = std::move(opened).value();
     auto begun = store.BeginWrite(record.bucket, {});
     if (!begun.ok()) {
       co_return std::move(begun).error();
     }
     std::unique_ptr<PendingWrite> write = std::move(begun).value();
-    PendingWrite* sink_to = write.get();
     // Background work: the blocking append keeps this thread's other fetches waiting for
-    // the disk, never a request.
-    upstream::BodySink sink = [sink_to](std::string_view block) -> asio::awaitable<Result<void>> {
-      co_return sink_to->Append(block);
-    };
-    auto got = co_await client->GetObject(bucket->upstream_bucket, record.key.str(),
-                                          std::move(request), std::move(sink));
-    if (!got.ok()) {
-      co_return std::move(got).error();
+    // the disk, never a request. A failed read drops `write`: nothing is committed.
+    std::vector<char> block(
+        static_cast<std::size_t>(std::min<std::uint64_t>(kReadBytes, reader->size())));
+    for (std::uint64_t offset = 0; offset < reader->size();) {
+      auto n = co_await reader->ReadAsync(offset, std::span<char>(block.data(), block.size()));
+      if (!n.ok()) {
+        co_return std::move(n).error();
+      }
+      if (*n == 0) {
+        break;  // the size check below names the shortfall
+      }
+      auto appended = write->Append(std::string_view(block.data(), *n));
+      if (!appended.ok()) {
+        co_return std::move(appended).error();
+      }
+      offset += *n;
     }
     const metadata::ObjectRecord described =
-        kind == FetchKind::kNewCopy ? upstream::RecordFromUpstream(*bucket, record.key, *got)
-                                    : record;
+        kind == FetchKind::kNewCopy
+            ? upstream::RecordFromUpstream(*bucket, record.key, InfoOf(reader->info()))
+            : record;
     if (write->size() != described.size) {
       co_return Error(ErrorCode::kCorruption, "the upstream sent " + std::to_string(write->size()) +
                                                   " bytes, the version has " +
@@ -214,9 +258,9 @@ struct Fetcher::State {
   }
 };
 
-Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options, const Clock& clock,
-                 CopyFlights* flights)
-    : state_(std::make_unique<State>(store, upstream, options, clock, flights)) {
+Fetcher::Fetcher(ObjectStore& store, Upstream& upstream, Tier& upstream_tier, FetchOptions options,
+                 const Clock& clock, CopyFlights* flights)
+    : state_(std::make_unique<State>(store, upstream, upstream_tier, options, clock, flights)) {
   state_->client = upstream.NewClient(state_->ioc.get_executor());
 }
 
@@ -230,6 +274,7 @@ Fetcher::~Fetcher() {
     // The client's sockets belong to the io_context: drop it on its thread, then stop.
     asio::post(state_->ioc, [state = state_.get()] {
       state->client.reset();
+      state->tier.ReleaseThread();
       state->ioc.stop();
     });
     thread_.join();

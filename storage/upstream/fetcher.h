@@ -4,15 +4,17 @@
 // keeps its slot and tries again with backoff (FetchOptions::retry_for). RestoreObject
 // and the prefetch jobs (storage/engine/prefetch_jobs.h) queue work here.
 //
-// A fetch reads the version's upstream copy pinned to what the push recorded (If-Match on
-// the upstream ETag, and the upstream version id when there is one), appends it to a new
-// hot-tier file (the file's chunk CRC64NVME is computed as it lands), checks the size and
-// a single-PUT ETag's MD5, and commits it with ObjectStore::RestoreLocalCopy: only if the
-// version is unchanged and still has no local copy. A key the index does not know (an
-// upstream object strata never read: FetchKind::kNewCopy) is read pinned to the ETag its
-// listing showed and committed as a read-through fill would be (CommitCachedCopy: only
-// while the key has no version here). Nothing is held whole in memory: the S3 client's
-// one 256 KiB buffer per fetch.
+// A fetch opens the version's copy on the upstream tier (a storage::Tier: UpstreamTier in
+// the gateway, MemTier and FaultyTier in tests) at "<upstream bucket>/<key>", pinned to
+// what the push recorded (the upstream ETag, and the upstream version id when there is
+// one), appends it in 4 MiB reads to a new hot-tier file (the file's chunk CRC64NVME is
+// computed as it lands), checks the size and a single-PUT ETag's MD5, and commits it with
+// ObjectStore::RestoreLocalCopy: only if the version is unchanged and still has no local
+// copy. A key the index does not know (an upstream object strata never read:
+// FetchKind::kNewCopy) is read pinned to the ETag its listing showed and committed as a
+// read-through fill would be (CommitCachedCopy: only while the key has no version here),
+// described by what the tier's reader says of it. Nothing is held whole in memory: one
+// 4 MiB buffer per fetch in flight.
 #pragma once
 
 #include <atomic>
@@ -28,6 +30,7 @@
 #include "metadata/index.h"
 #include "storage/engine_stats.h"
 #include "storage/object_store.h"
+#include "storage/tier.h"
 #include "storage/upstream/copy_flights.h"
 #include "storage/upstream/upstream.h"
 
@@ -59,11 +62,13 @@ using FetchDone = std::function<void(const Result<bool>&)>;
 
 class Fetcher {
  public:
-  // `clock` (outliving the fetcher) times the retries. With `flights` (outliving the
-  // fetcher), a restore or new copy first takes its key's seat there, waiting while a
-  // read-through GET (or another fetch) of the key brings it local, so one object is
-  // fetched once at a time; the fetch then finds the copy made (nothing to do) or makes it.
-  Fetcher(ObjectStore& store, Upstream& upstream, FetchOptions options,
+  // Reads go to `upstream_tier` (the `upstream` as a storage::Tier, used from the
+  // fetcher's thread only); `upstream` gives the client of client(). `clock` (outliving
+  // the fetcher) times the retries. With `flights` (outliving the fetcher), a restore or
+  // new copy first takes its key's seat there, waiting while a read-through GET (or
+  // another fetch) of the key brings it local, so one object is fetched once at a time;
+  // the fetch then finds the copy made (nothing to do) or makes it.
+  Fetcher(ObjectStore& store, Upstream& upstream, Tier& upstream_tier, FetchOptions options,
           const Clock& clock = Clock::System(), CopyFlights* flights = nullptr);
   // Stops: closes and cancels the fetches in flight (each answers kUnavailable; their
   // temporary files are removed) and waits for them; waiting ones are dropped unanswered.

@@ -61,4 +61,18 @@ void Upstream::ReleaseClients() {
   generation_ = next_generation.fetch_add(1);  // every thread's cached pointer is stale now
 }
 
+void Upstream::ReleaseClient() {
+  std::unique_ptr<upstream::S3Client> client;
+  {
+    std::lock_guard lock(clients_lock_);
+    auto it = clients_.find(std::this_thread::get_id());
+    if (it == clients_.end()) {
+      return;
+    }
+    client = std::move(it->second);
+    clients_.erase(it);
+  }
+  cached_client = {};  // a thread id may be reused: the next Client call makes a new one
+}
+
 }  // namespace strata::storage

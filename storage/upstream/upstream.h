@@ -32,6 +32,9 @@ class Upstream {
   upstream::S3Client& Client(const boost::asio::any_io_executor& executor);
   // A client of its own for a background worker on `executor`.
   std::unique_ptr<upstream::S3Client> NewClient(const boost::asio::any_io_executor& executor) const;
+  // Drops the calling thread's client, on that thread, before its io_context goes (a
+  // worker with a thread of its own: Tier::ReleaseThread).
+  void ReleaseClient();
   // Drops every thread's client. Call after the I/O threads stopped and before their
   // io_contexts are destroyed (the clients' idle sockets belong to them).
   void ReleaseClients();

@@ -43,16 +43,26 @@ bool IsChecksumHeader(std::string name) {
 
 class UpstreamReader final : public TierReader {
  public:
-  UpstreamReader(Upstream& upstream, std::string bucket, std::string key, std::string etag,
-                 std::uint64_t start, std::uint64_t size)
+  UpstreamReader(Upstream& upstream, std::string bucket, std::string key,
+                 const upstream::ObjectInfo& head, std::string version_id, std::uint64_t start,
+                 std::uint64_t size)
       : upstream_(upstream),
         bucket_(std::move(bucket)),
         key_(std::move(key)),
-        etag_(std::move(etag)),
+        etag_(head.etag),
+        version_id_(std::move(version_id)),
         start_(start),
-        size_(size) {}
+        size_(size) {
+    info_.size = head.size;
+    info_.etag = upstream::EtagValue(head.etag);
+    info_.version_id = head.version_id;
+    info_.last_modified = head.last_modified;
+    info_.content_type = head.content_type;
+    info_.headers = head.headers;
+  }
 
   std::uint64_t size() const override { return size_; }
+  const TierObjectInfo& info() const override { return info_; }
 
   TierTask<std::size_t> ReadAsync(std::uint64_t offset, std::span<char> buf) override {
     if (offset >= size_ || buf.empty()) {
@@ -62,6 +72,7 @@ class UpstreamReader final : public TierReader {
     upstream::GetRequest request;
     request.range = std::make_pair(start_ + offset, start_ + offset + n - 1);
     request.if_match = etag_;
+    request.version_id = version_id_;
     std::size_t got = 0;
     upstream::BodySink sink = [&got, n, buf](std::string_view data) -> TierTask<void> {
       if (data.size() > n - got) {
@@ -88,9 +99,11 @@ class UpstreamReader final : public TierReader {
   Upstream& upstream_;
   std::string bucket_;
   std::string key_;
-  std::string etag_;  // quoted, as HEAD gave it
+  std::string etag_;        // quoted, as HEAD gave it
+  std::string version_id_;  // the version pinned, if any
   std::uint64_t start_;
   std::uint64_t size_;
+  TierObjectInfo info_;
 };
 
 class UpstreamWrite final : public TierWrite {
@@ -207,7 +220,9 @@ Result<std::pair<std::string, std::string>> UpstreamTier::SplitLocation(std::str
                         std::string(location.substr(slash + 1)));
 }
 
-TierTask<std::unique_ptr<TierReader>> UpstreamTier::Open(std::string location, TierRange range) {
+TierTask<std::unique_ptr<TierReader>> UpstreamTier::Open(std::string location,
+                                                         TierOpenOptions options) {
+  const TierRange range = options.range;
   auto split = SplitLocation(location);
   if (!split.ok()) {
     co_return std::move(split).error();
@@ -215,7 +230,11 @@ TierTask<std::unique_ptr<TierReader>> UpstreamTier::Open(std::string location, T
   auto& [bucket, key] = *split;
   auto& client = upstream_.Client(co_await asio::this_coro::executor);
   // A named argument: GCC 12 frees a class-type temporary of a co_await expression wrongly.
-  const upstream::GetRequest head;
+  upstream::GetRequest head;
+  if (!options.if_match.empty()) {
+    head.if_match = "\"" + options.if_match + "\"";
+  }
+  head.version_id = options.version_id;
   auto info = co_await client.HeadObject(bucket, key, head);
   if (!info.ok()) {
     co_return NotFound(std::move(info).error());
@@ -226,7 +245,7 @@ TierTask<std::unique_ptr<TierReader>> UpstreamTier::Open(std::string location, T
   }
   const std::uint64_t size = std::min(range.length.value_or(length), length - range.offset);
   co_return std::unique_ptr<TierReader>(std::make_unique<UpstreamReader>(
-      upstream_, std::move(bucket), std::move(key), info->etag, range.offset, size));
+      upstream_, std::move(bucket), std::move(key), *info, options.version_id, range.offset, size));
 }
 
 TierTask<std::unique_ptr<TierWrite>> UpstreamTier::BeginWrite(TierWriteOptions options) {
@@ -304,18 +323,24 @@ TierTask<TierObject> UpstreamTier::PutFrom(std::string location, std::shared_ptr
   co_return TierObject{std::move(location), size, digest->crc, etag, put->version_id};
 }
 
-TierTask<void> UpstreamTier::Remove(std::string location) {
+TierTask<TierRemoved> UpstreamTier::Remove(std::string location, std::string version_id) {
   auto split = SplitLocation(location);
   if (!split.ok()) {
     co_return std::move(split).error();
   }
   auto& client = upstream_.Client(co_await asio::this_coro::executor);
-  const std::string any_version;
-  auto deleted = co_await client.DeleteObject(split->first, split->second, any_version);
-  if (!deleted.ok() && deleted.error().code != ErrorCode::kNoSuchBucket) {
+  auto deleted = co_await client.DeleteObject(split->first, split->second, version_id);
+  if (!deleted.ok()) {
+    if (deleted.error().code == ErrorCode::kNoSuchBucket) {
+      co_return TierRemoved{};
+    }
     co_return std::move(deleted).error();
   }
-  co_return Ok();
+  TierRemoved removed;
+  if (version_id.empty()) {  // S3 names the marker it made in x-amz-version-id
+    removed.marker_version_id = deleted->version_id;
+  }
+  co_return removed;
 }
 
 TierTask<TierUsage> UpstreamTier::Usage() {

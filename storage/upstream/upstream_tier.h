@@ -38,12 +38,18 @@ class UpstreamTier final : public Tier {
       : upstream_(upstream), spool_dir_(std::move(spool_dir)) {}
 
   const std::string& name() const override { return upstream_.tier_name(); }
-  // kNotFound when the key (or its bucket) does not exist upstream.
-  TierTask<std::unique_ptr<TierReader>> Open(std::string location, TierRange range) override;
+  // kNotFound when the key (or its bucket, or the version pinned) does not exist upstream;
+  // kPreconditionFailed when options.if_match is not its ETag. One HEAD.
+  TierTask<std::unique_ptr<TierReader>> Open(std::string location,
+                                             TierOpenOptions options) override;
   // Needs options.location; options.headers go with the PUT (Content-Type, x-amz-meta-*).
   TierTask<std::unique_ptr<TierWrite>> BeginWrite(TierWriteOptions options) override;
-  // A DELETE of the key (in a versioned bucket it makes a delete marker).
-  TierTask<void> Remove(std::string location) override;
+  // A DELETE of the key, or of its upstream version `version_id` (without one, in a
+  // versioned bucket it makes a delete marker, named in the result). A missing bucket is
+  // nothing to remove.
+  TierTask<TierRemoved> Remove(std::string location, std::string version_id) override;
+  // Drops the calling thread's S3 client (Upstream::ReleaseClient).
+  void ReleaseThread() override { upstream_.ReleaseClient(); }
   // Every object of every bucket the credentials list: a full listing.
   TierTask<TierUsage> Usage() override;
 
@@ -57,7 +63,7 @@ class UpstreamTier final : public Tier {
   // a multipart upload is aborted.
   TierTask<TierObject> PutFrom(std::string location, std::shared_ptr<TierReader> source,
                                std::vector<std::pair<std::string, std::string>> headers,
-                               std::optional<std::uint64_t> crc64nvme);
+                               std::optional<std::uint64_t> crc64nvme) override;
 
   // "<bucket>/<key>" -> (bucket, key); kInvalidArgument when either part is empty.
   static Result<std::pair<std::string, std::string>> SplitLocation(std::string_view location);

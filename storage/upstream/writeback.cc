@@ -22,7 +22,7 @@
 namespace strata::storage {
 
 namespace asio = boost::asio;
-using upstream::Header;
+using Header = std::pair<std::string, std::string>;
 
 namespace {
 
@@ -65,6 +65,30 @@ std::vector<Header> UpstreamHeaders(const metadata::ObjectRecord& record) {
   return headers;
 }
 
+// A version's local copy as a storage::TierReader, the source of a push. Reads run
+// synchronously on the worker's own thread (the request path's threads never wait on
+// them); the upstream's client reads a prefix again when it retries.
+class LocalCopyReader final : public TierReader {
+ public:
+  explicit LocalCopyReader(std::unique_ptr<ObjectReader> reader) : reader_(std::move(reader)) {
+    info_.size = reader_->size();
+  }
+  std::uint64_t size() const override { return reader_->size(); }
+  const TierObjectInfo& info() const override { return info_; }
+  TierTask<std::size_t> ReadAsync(std::uint64_t offset, std::span<char> buf) override {
+    co_return reader_->Read(offset, buf);
+  }
+
+ private:
+  std::unique_ptr<ObjectReader> reader_;
+  TierObjectInfo info_;
+};
+
+// Where the upstream tier keeps `key` of the bucket bound to it.
+std::string UpstreamLocationOf(const metadata::BucketRecord& bucket, const ObjectKey& key) {
+  return bucket.upstream_bucket + "/" + key.str();
+}
+
 // A plain single-PUT ETag is the MD5 of the bytes: 32 hex digits.
 bool IsMd5Etag(std::string_view etag) {
   return etag.size() == 32 &&
@@ -80,14 +104,13 @@ std::string KeyId(const metadata::WritebackItem& item) {
 struct WritebackWorker::State {
   metadata::Index& index;
   ObjectStore& store;
-  Upstream& upstream;
+  Tier& upstream;
   WritebackOptions options;
   const Clock& clock;
   // The loop and the pushes. Before the io_context: a frame the io_context destroys
   // unfinished still uncounts itself.
   TaskGroup tasks;
   asio::io_context ioc;
-  std::unique_ptr<upstream::S3Client> client;
   // Touched only on ioc's thread: the keys being pushed, when the queue is next worth
   // reading (DueItems), when the oldest item is next looked up (RefreshOldest).
   std::set<std::string> in_flight;
@@ -101,7 +124,7 @@ struct WritebackWorker::State {
   std::atomic<std::int64_t> oldest_enqueued_ms{0};
   std::mt19937_64 jitter{std::random_device{}()};
 
-  State(metadata::Index& i, ObjectStore& s, Upstream& u, WritebackOptions o, const Clock& c)
+  State(metadata::Index& i, ObjectStore& s, Tier& u, WritebackOptions o, const Clock& c)
       : index(i), store(s), upstream(u), options(o), clock(c) {}
 
   bool Flushing() const {
@@ -209,9 +232,10 @@ struct WritebackWorker::State {
     if (pushed.ok()) {
       pushes.fetch_add(1, std::memory_order_relaxed);
       // The upstream takes writes: refill the slot now rather than at the next tick (the
-      // key may also have changed during the push and be due again).
+      // key may also have changed during the push and be due again). Posted: a push to a
+      // tier that answers at once would otherwise start the next inside this one's frame.
       next_scan_ms = 0;
-      Fill();
+      asio::post(ioc, [this] { Fill(); });
       co_return;
     }
     failures.fetch_add(1, std::memory_order_relaxed);
@@ -258,8 +282,7 @@ struct WritebackWorker::State {
     if (!current.ok() || current->delete_marker) {
       // No defaulted arguments into a coroutine: GCC 12 frees their temporaries wrongly.
       const std::string any_version;
-      auto deleted =
-          co_await client->DeleteObject(bucket->upstream_bucket, item.key.str(), any_version);
+      auto deleted = co_await upstream.Remove(UpstreamLocationOf(*bucket, item.key), any_version);
       if (!deleted.ok()) {
         co_return std::move(deleted).error();
       }
@@ -335,8 +358,7 @@ struct WritebackWorker::State {
       }
     }
     for (const auto& upstream_id : item.upstream_deletes) {
-      auto deleted =
-          co_await client->DeleteObject(bucket.upstream_bucket, item.key.str(), upstream_id);
+      auto deleted = co_await upstream.Remove(UpstreamLocationOf(bucket, item.key), upstream_id);
       if (!deleted.ok()) {
         co_return std::move(deleted).error();
       }
@@ -356,7 +378,7 @@ struct WritebackWorker::State {
     copy.etag = version.etag;
     copy.last_modified_ms = version.last_modified_ms;
     copy.delete_marker = version.delete_marker;
-    copy.placement.tier = upstream.tier_name();
+    copy.placement.tier = upstream.name();
     copy.placement.extents.push_back(
         {metadata::EncodeUpstreamLocation(location), version.delete_marker ? 0 : version.size});
     return copy;
@@ -369,11 +391,11 @@ struct WritebackWorker::State {
       co_return co_await PutVersion(bucket, version);
     }
     const std::string latest;
-    auto marked = co_await client->DeleteObject(bucket.upstream_bucket, version.key.str(), latest);
+    auto marked = co_await upstream.Remove(UpstreamLocationOf(bucket, version.key), latest);
     if (!marked.ok()) {
       co_return std::move(marked).error();
     }
-    co_return CopyOf(version, {"", marked->version_id});
+    co_return CopyOf(version, {"", marked->marker_version_id});
   }
 
   asio::awaitable<Result<void>> DeleteUpstreamVersion(const metadata::BucketRecord& bucket,
@@ -383,8 +405,7 @@ struct WritebackWorker::State {
     if (location.version_id.empty()) {
       co_return Ok();  // the upstream keeps no versions: the next push replaces it
     }
-    auto deleted =
-        co_await client->DeleteObject(bucket.upstream_bucket, key.str(), location.version_id);
+    auto deleted = co_await upstream.Remove(UpstreamLocationOf(bucket, key), location.version_id);
     if (!deleted.ok()) {
       co_return std::move(deleted).error();
     }
@@ -397,16 +418,26 @@ struct WritebackWorker::State {
     if (!opened.ok()) {
       co_return std::move(opened).error();
     }
-    std::shared_ptr<ObjectReader> reader = std::move(opened).value();
-    // Reads run on this worker's own thread: the request path's threads never wait.
-    upstream::BodySource source = [reader](std::uint64_t offset, std::span<char> buf)
-        -> asio::awaitable<Result<std::size_t>> { co_return reader->Read(offset, buf); };
-    auto put = co_await client->PutObject(bucket.upstream_bucket, record.key.str(), record.size,
-                                          std::move(source), UpstreamHeaders(record));
+    auto source = std::make_shared<LocalCopyReader>(std::move(opened).value());
+    if (source->size() != record.size) {
+      co_return Error(ErrorCode::kCorruption, "the local copy of " + record.key.str() + " has " +
+                                                  std::to_string(source->size()) + " bytes, " +
+                                                  std::to_string(record.size) + " recorded");
+    }
+    // The CRC64NVME goes as a header (UpstreamHeaders): the upstream checks it, and the
+    // local reads checked every chunk against the same bytes' CRCs on the way.
+    const std::optional<std::uint64_t> unchecked;
+    auto put = co_await upstream.PutFrom(UpstreamLocationOf(bucket, record.key), std::move(source),
+                                         UpstreamHeaders(record), unchecked);
     if (!put.ok()) {
       co_return std::move(put).error();
     }
-    const std::string etag = upstream::EtagValue(put->etag);
+    if (put->size != record.size) {
+      co_return Error(ErrorCode::kCorruption, "the upstream stored " + std::to_string(put->size) +
+                                                  " bytes of " + record.key.str() + ", " +
+                                                  std::to_string(record.size) + " recorded");
+    }
+    const std::string etag = put->etag;
     if (IsMd5Etag(record.etag) && IsMd5Etag(etag) && etag != record.etag) {
       co_return Error(ErrorCode::kCorruption, "the upstream stored " + record.key.str() +
                                                   " with ETag " + etag + ", expected " +
@@ -419,11 +450,9 @@ struct WritebackWorker::State {
   }
 };
 
-WritebackWorker::WritebackWorker(metadata::Index& index, ObjectStore& store, Upstream& upstream,
+WritebackWorker::WritebackWorker(metadata::Index& index, ObjectStore& store, Tier& upstream,
                                  WritebackOptions options, const Clock& clock)
-    : state_(std::make_shared<State>(index, store, upstream, options, clock)) {
-  state_->client = upstream.NewClient(state_->ioc.get_executor());
-}
+    : state_(std::make_shared<State>(index, store, upstream, options, clock)) {}
 
 WritebackWorker::~WritebackWorker() {
   if (thread_.joinable()) {
@@ -432,14 +461,13 @@ WritebackWorker::~WritebackWorker() {
     state_->tasks.Close();
     state_->tasks.Cancel();
     state_->tasks.Join();
-    // The client's sockets belong to the io_context: drop it on its thread, then stop.
+    // The tier's connections for this thread belong to the io_context: dropped on its
+    // thread, then it stops.
     asio::post(state_->ioc, [state = state_] {
-      state->client.reset();
+      state->upstream.ReleaseThread();
       state->ioc.stop();
     });
     thread_.join();
-  } else {
-    state_->client.reset();
   }
 }
 

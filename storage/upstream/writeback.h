@@ -1,5 +1,8 @@
 // WritebackWorker: pushes the write-back queue (metadata's WritebackItems) to the
-// upstream, on a thread and io_context of its own.
+// upstream tier (a storage::Tier: UpstreamTier in the gateway, MemTier and FaultyTier in
+// tests), on a thread and io_context of its own. An object goes to the location
+// "<the bucket's upstream bucket>/<key>" with Tier::PutFrom from its local copy; a delete
+// is Tier::Remove (naming the upstream version when one is removed by id).
 //
 // Every tick (a quarter of the delay, 50 ms to 1 s), and whenever a push succeeds, it
 // picks items that are due (waited the write-back delay, and past their retry time after
@@ -29,7 +32,7 @@
 #include "metadata/index.h"
 #include "storage/engine_stats.h"
 #include "storage/object_store.h"
-#include "storage/upstream/upstream.h"
+#include "storage/tier.h"
 
 namespace strata::storage {
 
@@ -45,8 +48,9 @@ struct WritebackOptions {
 
 class WritebackWorker {
  public:
-  // `clock` (outliving the worker) times the ticks, the delay and the retries.
-  WritebackWorker(metadata::Index& index, ObjectStore& store, Upstream& upstream,
+  // `clock` (outliving the worker) times the ticks, the delay and the retries; `upstream`
+  // (outliving it too) is used from the worker's thread only.
+  WritebackWorker(metadata::Index& index, ObjectStore& store, Tier& upstream,
                   WritebackOptions options, const Clock& clock);
   // Stops: closes and cancels its tasks (the loop, the pushes in flight, whose items stay
   // queued) and waits for them, then ends the thread.

@@ -29,6 +29,7 @@
 #include "storage/upstream/fetcher.h"
 #include "storage/upstream/s3_client.h"
 #include "storage/upstream/upstream.h"
+#include "storage/upstream/upstream_tier.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
 #include "tests/unit/storage/test_io_context.h"
@@ -95,8 +96,9 @@ class PrefetchJobsTest : public ::testing::Test {
     upstream_ = std::move(upstream).value();
     SeedUpstream();
     caches_ = std::make_unique<TierCaches>(config_, *index_, *store_, TierCacheOptions{}, clock_);
-    fetcher_ = std::make_unique<Fetcher>(*store_, *upstream_, FetchOptions{.concurrency = 2},
-                                         clock_, &flights_);
+    upstream_tier_ = std::make_unique<UpstreamTier>(*upstream_, dir_.path().string());
+    fetcher_ = std::make_unique<Fetcher>(*store_, *upstream_, *upstream_tier_,
+                                         FetchOptions{.concurrency = 2}, clock_, &flights_);
     fetcher_->Start();
     jobs_ =
         std::make_unique<PrefetchJobs>(config_, clock_, *index_, *store_, *fetcher_, caches_.get());
@@ -187,6 +189,7 @@ class PrefetchJobsTest : public ::testing::Test {
   std::unique_ptr<metadata::Index> index_;
   std::unique_ptr<ObjectStore> store_;
   std::unique_ptr<Upstream> upstream_;
+  std::unique_ptr<UpstreamTier> upstream_tier_;
   std::unique_ptr<TierCaches> caches_;
   CopyFlights flights_;  // as the engine's: shared with read-through GETs
   std::unique_ptr<Fetcher> fetcher_;

@@ -23,6 +23,20 @@ inline TierConfig LocalTierConfig(const std::string& name, const std::filesystem
   return tier;
 }
 
+// A hot local tier under `root` (STANDARD) and an `s3` tier "cold" whose endpoint is never
+// contacted: for tests that give a worker a MemTier as the upstream. No fsync.
+inline Config HotAndMemColdConfig(const std::filesystem::path& root) {
+  Config config;
+  config.server.fsync = false;
+  TierConfig cold;
+  cold.name = "cold";
+  cold.kind = TierKind::kS3;
+  cold.endpoint = "http://127.0.0.1:1";
+  config.tiers = {LocalTierConfig("hot", root), cold};
+  config.storage_classes = {{"STANDARD", "hot"}};
+  return config;
+}
+
 // `body` as the current version of bucket/key; its record, or an empty one after failing
 // the test.
 inline metadata::ObjectRecord PutBytes(ObjectStore& store, std::string_view bucket,

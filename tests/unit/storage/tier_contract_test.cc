@@ -198,7 +198,7 @@ class TierTest : public ::testing::Test {
   // Reads the whole of `range` with reads of `block` bytes.
   Result<std::string> Get(Tier& tier, const std::string& location, TierRange range = {},
                           std::size_t block = 64 << 10) {
-    auto reader = Run(tier.Open(location, range));
+    auto reader = Run(tier.Open(location, TierOpenOptions{.range = range}));
     if (!reader.ok()) {
       return std::move(reader).error();
     }
@@ -305,7 +305,7 @@ TYPED_TEST(TierContractTest, UncommittedWriteIsInvisibleAndLeavesNothing) {
     EXPECT_EQ(during.objects, before.objects);
     EXPECT_EQ(during.bytes, before.bytes);
     if (!options.location.empty()) {
-      auto opened = this->Run(this->tier().Open(options.location, TierRange{}));
+      auto opened = this->Run(this->tier().Open(options.location, TierOpenOptions{}));
       ASSERT_FALSE(opened.ok());
       EXPECT_EQ(opened.error().code, ErrorCode::kNotFound);
     }
@@ -314,7 +314,7 @@ TYPED_TEST(TierContractTest, UncommittedWriteIsInvisibleAndLeavesNothing) {
   EXPECT_EQ(after.objects, before.objects);
   EXPECT_EQ(after.bytes, before.bytes);
   if (!options.location.empty()) {
-    auto opened = this->Run(this->tier().Open(options.location, TierRange{}));
+    auto opened = this->Run(this->tier().Open(options.location, TierOpenOptions{}));
     ASSERT_FALSE(opened.ok());
     EXPECT_EQ(opened.error().code, ErrorCode::kNotFound);
   }
@@ -342,13 +342,45 @@ TYPED_TEST(TierContractTest, RemoveIsIdempotentAndThenNotFound) {
   auto put = this->Put("short-lived");
   ASSERT_TRUE(put.ok()) << put.error().message;
   ASSERT_TRUE(this->Get(put->location).ok());
-  auto removed = this->Run(this->tier().Remove(put->location));
+  auto removed = this->Run(this->tier().Remove(put->location, ""));
   EXPECT_TRUE(removed.ok()) << removed.error().message;
-  auto again = this->Run(this->tier().Remove(put->location));
+  auto again = this->Run(this->tier().Remove(put->location, ""));
   EXPECT_TRUE(again.ok()) << again.error().message;
-  auto opened = this->Run(this->tier().Open(put->location, TierRange{}));
+  auto opened = this->Run(this->tier().Open(put->location, TierOpenOptions{}));
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.error().code, ErrorCode::kNotFound) << opened.error().message;
+}
+
+// PutFrom: a whole copy from another tier's reader (the write-back push's path). Local
+// and MemTier use the default (BeginWrite, Append, Commit); UpstreamTier its own.
+TYPED_TEST(TierContractTest, PutFromCopiesAWholeReaderOfAnotherTier) {
+  MemTier source;
+  const std::string body = RandomBytes(700'000, 21);
+  auto stored = this->Put(source, body, 100'000, TierWriteOptions{});
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+  auto reader = this->Run(source.Open(stored->location, TierOpenOptions{}));
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  auto put = this->Run(this->tier().PutFrom(
+      this->env_.Options().location, std::shared_ptr<TierReader>(std::move(reader).value()),
+      {{"Content-Type", "application/x-test"}}, stored->crc64nvme));
+  ASSERT_TRUE(put.ok()) << put.error().message;
+  EXPECT_EQ(put->size, body.size());
+  EXPECT_EQ(put->crc64nvme, Crc64Nvme(0, body));
+  auto got = this->Get(put->location);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_TRUE(*got == body);
+}
+
+TYPED_TEST(TierContractTest, AReaderDescribesTheWholeObject) {
+  const std::string body = RandomBytes(5'000, 23);
+  auto put = this->Put(body);
+  ASSERT_TRUE(put.ok()) << put.error().message;
+  auto reader = this->Run(
+      this->tier().Open(put->location, TierOpenOptions{.range = {1'000, std::uint64_t{10}}}));
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  EXPECT_EQ((*reader)->size(), 10u);
+  EXPECT_EQ((*reader)->info().size, body.size());
+  EXPECT_EQ((*reader)->info().etag, put->etag);  // empty where the tier has none
 }
 
 TYPED_TEST(TierContractTest, UsageCountsCommittedObjects) {
@@ -359,7 +391,7 @@ TYPED_TEST(TierContractTest, UsageCountsCommittedObjects) {
   TierUsage now = this->UsageOf(this->tier());
   EXPECT_EQ(now.objects, before.objects + 2);
   EXPECT_EQ(now.bytes, before.bytes + 70'000 + 1'234);
-  ASSERT_TRUE(this->Run(this->tier().Remove(a->location)).ok());
+  ASSERT_TRUE(this->Run(this->tier().Remove(a->location, "")).ok());
   now = this->UsageOf(this->tier());
   EXPECT_EQ(now.objects, before.objects + 1);
   EXPECT_EQ(now.bytes, before.bytes + 1'234);
@@ -370,18 +402,20 @@ TYPED_TEST(TierContractTest, ReadingAtAndPastTheEnd) {
   auto put = this->Put(body);
   ASSERT_TRUE(put.ok()) << put.error().message;
   // A range starting at the end is empty; one starting past it is refused.
-  auto at_end = this->Run(this->tier().Open(put->location, TierRange{body.size(), std::nullopt}));
+  auto at_end = this->Run(
+      this->tier().Open(put->location, TierOpenOptions{.range = {body.size(), std::nullopt}}));
   ASSERT_TRUE(at_end.ok()) << at_end.error().message;
   EXPECT_EQ((*at_end)->size(), 0u);
   std::vector<char> buf(100);
   auto n = this->Run((*at_end)->ReadAsync(0, std::span<char>(buf)));
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 0u);
-  auto past = this->Run(this->tier().Open(put->location, TierRange{body.size() + 1, std::nullopt}));
+  auto past = this->Run(
+      this->tier().Open(put->location, TierOpenOptions{.range = {body.size() + 1, std::nullopt}}));
   ASSERT_FALSE(past.ok());
   EXPECT_EQ(past.error().code, ErrorCode::kInvalidRange);
   // A reader asked past its end returns 0; a read across the end stops there.
-  auto reader = this->Run(this->tier().Open(put->location, TierRange{}));
+  auto reader = this->Run(this->tier().Open(put->location, TierOpenOptions{}));
   ASSERT_TRUE(reader.ok());
   n = this->Run((*reader)->ReadAsync(body.size() + 10, std::span<char>(buf)));
   ASSERT_TRUE(n.ok());
@@ -424,9 +458,9 @@ TYPED_TEST(StoredBytesTest, OpenReaderKeepsItsBytesThroughRemove) {
   const std::string body = RandomBytes(100'000, 7);
   auto put = this->Put(body);
   ASSERT_TRUE(put.ok()) << put.error().message;
-  auto reader = this->Run(this->tier().Open(put->location, TierRange{}));
+  auto reader = this->Run(this->tier().Open(put->location, TierOpenOptions{}));
   ASSERT_TRUE(reader.ok());
-  ASSERT_TRUE(this->Run(this->tier().Remove(put->location)).ok());
+  ASSERT_TRUE(this->Run(this->tier().Remove(put->location, "")).ok());
   std::string out;
   std::vector<char> buf(30'000);
   for (;;) {
@@ -461,7 +495,7 @@ TYPED_TEST(FaultyTierTest, FailNextSurfacesTheErrorThenWorks) {
   ASSERT_TRUE(put.ok()) << put.error().message;
 
   tier.FailNext(TierOp::kOpen, Error(ErrorCode::kUnavailable, "disk gone", true));
-  auto failed = this->Run(tier.Open(put->location, TierRange{}));
+  auto failed = this->Run(tier.Open(put->location, TierOpenOptions{}));
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().code, ErrorCode::kUnavailable);
   EXPECT_TRUE(failed.error().retryable);
@@ -472,7 +506,7 @@ TYPED_TEST(FaultyTierTest, FailNextSurfacesTheErrorThenWorks) {
 
   // Two failing reads, then the third works.
   tier.FailNext(TierOp::kRead, Error(ErrorCode::kTimedOut, "slow"), 2);
-  auto reader = this->Run(tier.Open(put->location, TierRange{}));
+  auto reader = this->Run(tier.Open(put->location, TierOpenOptions{}));
   ASSERT_TRUE(reader.ok());
   std::vector<char> buf(64);
   for (int i = 0; i < 2; ++i) {
@@ -627,7 +661,7 @@ TEST(MemTierTest, WritersAndReadersOnSeveralThreadsAtOnce) {
           ++failures;
           continue;
         }
-        auto reader = RunOn(ioc, mem.Open(committed->location, TierRange{}));
+        auto reader = RunOn(ioc, mem.Open(committed->location, TierOpenOptions{}));
         std::string back(body.size(), '\0');
         auto n = reader.ok() ? RunOn(ioc, (*reader)->ReadAsync(0, std::span<char>(back)))
                              : Result<std::size_t>(reader.error());
@@ -657,6 +691,37 @@ TEST(MemTierTest, WritersAndReadersOnSeveralThreadsAtOnce) {
   EXPECT_EQ(mem.open_writes(), 0u);
 }
 
+// The default PutFrom commits nothing when the bytes it read are not the ones the caller
+// vouched for, or when the source fails part way.
+TEST(DefaultPutFromTest, ABadCrcOrAFailingSourceCommitsNothing) {
+  asio::io_context ioc;
+  MemTier source;
+  MemTier target;
+  const std::string body = RandomBytes(600'000, 22);
+  auto write = RunOn(ioc, source.BeginWrite(TierWriteOptions{.location = "src"}));
+  ASSERT_TRUE(write.ok());
+  ASSERT_TRUE(RunOn(ioc, (*write)->Append(body)).ok());
+  auto stored = RunOn(ioc, (*write)->Commit());
+  ASSERT_TRUE(stored.ok());
+  auto open = [&] {
+    auto reader = RunOn(ioc, source.Open("src", TierOpenOptions{}));
+    EXPECT_TRUE(reader.ok());
+    return std::shared_ptr<TierReader>(std::move(reader).value());
+  };
+  auto bad_crc = RunOn(ioc, target.PutFrom("dst", open(), {}, stored->crc64nvme ^ 1));
+  ASSERT_FALSE(bad_crc.ok());
+  EXPECT_EQ(bad_crc.error().code, ErrorCode::kCorruption) << bad_crc.error().message;
+  // Damage past the first 256 KiB block: the write had begun when the read failed.
+  ASSERT_TRUE(source.CorruptStored("src", 400'000));
+  auto damaged = RunOn(ioc, target.PutFrom("dst", open(), {}, std::nullopt));
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_EQ(damaged.error().code, ErrorCode::kCorruption) << damaged.error().message;
+  auto usage = RunOn(ioc, target.Usage());
+  ASSERT_TRUE(usage.ok());
+  EXPECT_EQ(usage->objects, 0u);
+  EXPECT_EQ(target.open_writes(), 0u);
+}
+
 // ---- UpstreamTier specifics ----
 
 using UpstreamTierTest = TierTest<UpstreamEnv>;
@@ -667,7 +732,7 @@ TEST_F(UpstreamTierTest, ReaderIsPinnedToTheObjectItOpened) {
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_EQ(first->location, options.location);
   EXPECT_EQ(first->etag, testing::Md5Hex(RandomBytes(10'000, 13)));
-  auto reader = Run(tier().Open(first->location, TierRange{}));
+  auto reader = Run(tier().Open(first->location, TierOpenOptions{}));
   ASSERT_TRUE(reader.ok()) << reader.error().message;
   // Replaced behind the reader's back: the reader refuses the new bytes.
   auto second = Put(tier(), RandomBytes(10'000, 14), 4'000, options);
@@ -688,23 +753,26 @@ TEST_F(UpstreamTierTest, LocationsAreBucketSlashKey) {
     auto write = Run(tier().BeginWrite(options));
     ASSERT_FALSE(write.ok()) << bad;
     EXPECT_EQ(write.error().code, ErrorCode::kInvalidArgument);
-    auto opened = Run(tier().Open(bad, TierRange{}));
+    auto opened = Run(tier().Open(bad, TierOpenOptions{}));
     ASSERT_FALSE(opened.ok()) << bad;
     EXPECT_EQ(opened.error().code, ErrorCode::kInvalidArgument);
   }
   // A bucket that does not exist holds nothing: not found, and removing succeeds.
-  auto opened = Run(tier().Open("no-such-bucket-here/key", TierRange{}));
+  auto opened = Run(tier().Open("no-such-bucket-here/key", TierOpenOptions{}));
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.error().code, ErrorCode::kNotFound);
-  EXPECT_TRUE(Run(tier().Remove("no-such-bucket-here/key")).ok());
+  EXPECT_TRUE(Run(tier().Remove("no-such-bucket-here/key", "")).ok());
 }
 
 // A reader of `bytes` that fails every read from `fail_from` on.
 class FailingReader final : public TierReader {
  public:
   FailingReader(std::string bytes, std::uint64_t fail_from)
-      : bytes_(std::move(bytes)), fail_from_(fail_from) {}
+      : bytes_(std::move(bytes)), fail_from_(fail_from) {
+    info_.size = bytes_.size();
+  }
   std::uint64_t size() const override { return bytes_.size(); }
+  const TierObjectInfo& info() const override { return info_; }
   TierTask<std::size_t> ReadAsync(std::uint64_t offset, std::span<char> buf) override {
     if (offset >= fail_from_) {
       co_return Error(ErrorCode::kCorruption, "damaged source");
@@ -717,14 +785,64 @@ class FailingReader final : public TierReader {
  private:
   std::string bytes_;
   std::uint64_t fail_from_;
+  TierObjectInfo info_;
 };
+
+// In a versioned upstream bucket, removing the key makes a delete marker, named in the
+// result; removing a version by id removes just that version.
+TEST_F(UpstreamTierTest, RemoveInAVersionedBucketMakesAMarkerOrRemovesOneVersion) {
+  auto& client = env_.upstream->Client(ioc_.get_executor());
+  ASSERT_TRUE(Run(client.PutBucketVersioning(env_.bucket, "Enabled")).ok());
+  TierWriteOptions options = env_.Options();
+  auto first = Put(tier(), "first", 100, options);
+  auto second = Put(tier(), "second", 100, options);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_FALSE(first->version_id.empty());
+  ASSERT_NE(first->version_id, second->version_id);
+  auto one = Run(tier().Remove(options.location, second->version_id));
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_TRUE(one->marker_version_id.empty());
+  auto now = Get(tier(), options.location);
+  ASSERT_TRUE(now.ok()) << now.error().message;
+  EXPECT_EQ(*now, "first");  // the older version is current again
+  auto marker = Run(tier().Remove(options.location, ""));
+  ASSERT_TRUE(marker.ok()) << marker.error().message;
+  EXPECT_FALSE(marker->marker_version_id.empty());
+  EXPECT_NE(marker->marker_version_id, first->version_id);
+  auto gone = Run(tier().Open(options.location, TierOpenOptions{}));
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code, ErrorCode::kNotFound);
+}
+
+// A pinned open reads the object it names or nothing: another ETag is refused, and in a
+// versioned bucket an older version is read by its id.
+TEST_F(UpstreamTierTest, OpenIsPinnedByETagAndVersion) {
+  auto& client = env_.upstream->Client(ioc_.get_executor());
+  ASSERT_TRUE(Run(client.PutBucketVersioning(env_.bucket, "Enabled")).ok());
+  TierWriteOptions options = env_.Options();
+  auto first = Put(tier(), "first bytes", 100, options);
+  auto second = Put(tier(), "second", 100, options);
+  ASSERT_TRUE(first.ok() && second.ok());
+  auto stale = Run(tier().Open(options.location, TierOpenOptions{.if_match = first->etag}));
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, ErrorCode::kPreconditionFailed) << stale.error().message;
+  auto old = Run(tier().Open(
+      options.location, TierOpenOptions{.if_match = first->etag, .version_id = first->version_id}));
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ((*old)->info().version_id, first->version_id);
+  EXPECT_EQ((*old)->info().content_type, "application/x-test");
+  std::string bytes((*old)->size(), '\0');
+  auto n = Run((*old)->ReadAsync(0, std::span<char>(bytes)));
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  EXPECT_EQ(bytes.substr(0, *n), "first bytes");
+}
 
 TEST_F(UpstreamTierTest, PutFromCopiesAnotherTiersReader) {
   MemTier mem;
   const std::string body = RandomBytes(600'000, 15);
   auto stored = Put(mem, body, 100'000, TierWriteOptions{});
   ASSERT_TRUE(stored.ok());
-  auto reader = Run(mem.Open(stored->location, TierRange{}));
+  auto reader = Run(mem.Open(stored->location, TierOpenOptions{}));
   ASSERT_TRUE(reader.ok());
   const std::string location = env_.Options().location;
   auto put =
@@ -748,7 +866,7 @@ TEST_F(UpstreamTierTest, PutFromAFailingSourceStoresNothing) {
                                     Crc64Nvme(0, body)));
   ASSERT_FALSE(put.ok());
   EXPECT_EQ(put.error().code, ErrorCode::kCorruption);
-  auto opened = Run(tier().Open(location, TierRange{}));
+  auto opened = Run(tier().Open(location, TierOpenOptions{}));
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.error().code, ErrorCode::kNotFound);
 }
@@ -758,7 +876,7 @@ TEST_F(UpstreamTierTest, PutFromRefusesBytesThatDoNotMatchTheirCrc) {
   const std::string body = RandomBytes(10'000, 17);
   auto stored = Put(mem, body, 100'000, TierWriteOptions{});
   ASSERT_TRUE(stored.ok());
-  auto reader = Run(mem.Open(stored->location, TierRange{}));
+  auto reader = Run(mem.Open(stored->location, TierOpenOptions{}));
   ASSERT_TRUE(reader.ok());
   auto put = Run(env_.tier->PutFrom(env_.Options().location,
                                     std::shared_ptr<TierReader>(std::move(reader).value()), {},

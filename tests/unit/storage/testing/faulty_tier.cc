@@ -21,6 +21,7 @@ class FaultyTier::Reader final : public TierReader {
       : tier_(tier), inner_(std::move(inner)), start_(start), flip_(flip) {}
 
   std::uint64_t size() const override { return inner_->size(); }
+  const TierObjectInfo& info() const override { return inner_->info(); }
 
   TierTask<std::size_t> ReadAsync(std::uint64_t offset, std::span<char> buf) override {
     if (auto error = co_await tier_.Enter(TierOp::kRead)) {
@@ -164,7 +165,8 @@ std::uint64_t FaultyTier::calls(TierOp op) const {
   return calls_[Index(op)];
 }
 
-TierTask<std::unique_ptr<TierReader>> FaultyTier::Open(std::string location, TierRange range) {
+TierTask<std::unique_ptr<TierReader>> FaultyTier::Open(std::string location,
+                                                       TierOpenOptions options) {
   if (auto error = co_await Enter(TierOp::kOpen)) {
     co_return std::move(*error);
   }
@@ -175,8 +177,8 @@ TierTask<std::unique_ptr<TierReader>> FaultyTier::Open(std::string location, Tie
       flip = it->second;
     }
   }
-  const std::uint64_t start = range.offset;
-  auto reader = co_await inner_.Open(std::move(location), range);
+  const std::uint64_t start = options.range.offset;
+  auto reader = co_await inner_.Open(std::move(location), std::move(options));
   if (!reader.ok()) {
     co_return std::move(reader).error();
   }
@@ -201,11 +203,11 @@ TierTask<std::unique_ptr<TierWrite>> FaultyTier::BeginWrite(TierWriteOptions opt
       std::make_unique<Write>(*this, std::move(write).value(), tear));
 }
 
-TierTask<void> FaultyTier::Remove(std::string location) {
+TierTask<TierRemoved> FaultyTier::Remove(std::string location, std::string version_id) {
   if (auto error = co_await Enter(TierOp::kRemove)) {
     co_return std::move(*error);
   }
-  co_return co_await inner_.Remove(std::move(location));
+  co_return co_await inner_.Remove(std::move(location), std::move(version_id));
 }
 
 TierTask<TierUsage> FaultyTier::Usage() {

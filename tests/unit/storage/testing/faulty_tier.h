@@ -44,9 +44,10 @@ class FaultyTier final : public Tier {
   ~FaultyTier() override;
 
   const std::string& name() const override { return inner_.name(); }
-  TierTask<std::unique_ptr<TierReader>> Open(std::string location, TierRange range) override;
+  TierTask<std::unique_ptr<TierReader>> Open(std::string location,
+                                             TierOpenOptions options) override;
   TierTask<std::unique_ptr<TierWrite>> BeginWrite(TierWriteOptions options) override;
-  TierTask<void> Remove(std::string location) override;
+  TierTask<TierRemoved> Remove(std::string location, std::string version_id) override;
   TierTask<TierUsage> Usage() override;
 
   // The next `count` calls of `op` fail with `error` without reaching the inner tier. A

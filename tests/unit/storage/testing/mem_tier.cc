@@ -20,9 +20,12 @@ class MemReader final : public TierReader {
  public:
   MemReader(std::shared_ptr<const MemTier::Object> object, std::string location,
             std::uint64_t start, std::uint64_t size)
-      : object_(std::move(object)), location_(std::move(location)), start_(start), size_(size) {}
+      : object_(std::move(object)), location_(std::move(location)), start_(start), size_(size) {
+    info_.size = object_->bytes.size();
+  }
 
   std::uint64_t size() const override { return size_; }
+  const TierObjectInfo& info() const override { return info_; }
 
   TierTask<std::size_t> ReadAsync(std::uint64_t offset, std::span<char> buf) override {
     if (offset >= size_ || buf.empty()) {
@@ -49,6 +52,7 @@ class MemReader final : public TierReader {
   std::string location_;
   std::uint64_t start_;
   std::uint64_t size_;
+  TierObjectInfo info_;
 };
 
 }  // namespace
@@ -106,7 +110,8 @@ void MemTier::Put(const std::string& location, std::shared_ptr<const Object> obj
   objects_[location] = std::move(object);
 }
 
-TierTask<std::unique_ptr<TierReader>> MemTier::Open(std::string location, TierRange range) {
+TierTask<std::unique_ptr<TierReader>> MemTier::Open(std::string location, TierOpenOptions options) {
+  const TierRange range = options.range;
   std::shared_ptr<const Object> object;
   {
     std::lock_guard lock(mu_);
@@ -137,10 +142,10 @@ TierTask<std::unique_ptr<TierWrite>> MemTier::BeginWrite(TierWriteOptions option
       std::make_unique<Write>(*this, std::move(location), options.size));
 }
 
-TierTask<void> MemTier::Remove(std::string location) {
+TierTask<TierRemoved> MemTier::Remove(std::string location, std::string /*version_id*/) {
   std::lock_guard lock(mu_);
   objects_.erase(location);
-  co_return Ok();
+  co_return TierRemoved{};
 }
 
 TierTask<TierUsage> MemTier::Usage() {

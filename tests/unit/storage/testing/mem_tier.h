@@ -27,11 +27,13 @@ class MemTier final : public Tier {
   explicit MemTier(std::string name = "mem") : name_(std::move(name)) {}
 
   const std::string& name() const override { return name_; }
-  TierTask<std::unique_ptr<TierReader>> Open(std::string location, TierRange range) override;
+  // Ignores the pin of `options`: a MemTier keeps no ETags or versions.
+  TierTask<std::unique_ptr<TierReader>> Open(std::string location,
+                                             TierOpenOptions options) override;
   // Names the object options.location when set (replacing what is there at commit),
   // else "mem-<n>".
   TierTask<std::unique_ptr<TierWrite>> BeginWrite(TierWriteOptions options) override;
-  TierTask<void> Remove(std::string location) override;
+  TierTask<TierRemoved> Remove(std::string location, std::string version_id) override;
   TierTask<TierUsage> Usage() override;
 
   // Flips bit `bit` of byte `offset` of the stored object, leaving its chunk CRCs as they
