@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "common/little_endian.h"
 #include "storage/crc64nvme.h"
 #include "storage/integrity.h"
 
@@ -11,26 +12,6 @@ namespace strata::storage {
 namespace {
 
 std::atomic<std::uint64_t> checksum_mismatches{0};
-
-void PutLe32(std::string& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) {
-    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
-}
-
-void PutLe64(std::string& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) {
-    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
-}
-
-std::uint64_t GetLe(std::string_view in, std::size_t offset, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) {
-    v = (v << 8) | static_cast<unsigned char>(in[offset + static_cast<std::size_t>(i)]);
-  }
-  return v;
-}
 
 // Chunk sizes a reader accepts: powers of two from 4 KiB to 64 MiB (the reader buffers
 // one chunk).
@@ -69,17 +50,17 @@ std::string ChunkCrcBuilder::Trailer() const {
   std::string out;
   out.reserve(count * 8 + kFooterSize);
   for (std::uint64_t crc : chunks_) {
-    PutLe64(out, crc);
+    PutLe(out, crc, 8);
   }
   if (partial_size_ > 0) {
-    PutLe64(out, partial_);
+    PutLe(out, partial_, 8);
   }
   out.append(kTrailerMagic);
-  PutLe32(out, kTrailerVersion);
-  PutLe32(out, kChunkSize);
-  PutLe64(out, size_);
-  PutLe64(out, count);
-  PutLe64(out, Crc64Nvme(0, out));
+  PutLe(out, kTrailerVersion, 4);
+  PutLe(out, kChunkSize, 4);
+  PutLe(out, size_, 8);
+  PutLe(out, count, 8);
+  PutLe(out, Crc64Nvme(0, out), 8);
   return out;
 }
 

@@ -2,24 +2,11 @@
 
 #include <algorithm>
 
+#include "common/little_endian.h"
 #include "storage/crc64nvme.h"
 
 namespace strata::storage::peer {
 namespace {
-
-void PutLe(std::string& out, std::uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) {
-    out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-  }
-}
-
-std::uint64_t GetLe(std::string_view in, std::size_t at, int bytes) {
-  std::uint64_t value = 0;
-  for (int i = bytes - 1; i >= 0; --i) {
-    value = (value << 8) | static_cast<unsigned char>(in[at + static_cast<std::size_t>(i)]);
-  }
-  return value;
-}
 
 bool KnownType(std::uint8_t type) {
   return type >= static_cast<std::uint8_t>(FrameType::kHello) &&
