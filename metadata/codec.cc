@@ -802,4 +802,46 @@ Result<VersionChange> DecodeVersionChange(std::string_view bytes) {
   return change;
 }
 
+std::string EncodeUploadCompletion(const UploadCompletion& completion) {
+  Encoder e;
+  e.PutByte(kUploadCompletionFormat);
+  e.PutString(completion.upload_id.view());
+  e.PutByte(kObjectFormat);
+  PutObjectFields(e, completion.object);
+  e.PutVarint(completion.parts.size());
+  for (const auto& part : completion.parts) {
+    e.PutVarint(part.number);
+    e.PutString(part.tier);
+    e.PutString(part.location);
+  }
+  return std::move(e).Finish();
+}
+
+Result<UploadCompletion> DecodeUploadCompletion(std::string_view bytes) {
+  Decoder d(bytes);
+  UploadCompletion completion;
+  std::string upload_id;
+  std::uint8_t object_format = 0;
+  std::size_t parts = 0;
+  if (!GetFormat(d, kUploadCompletionFormat) || !d.GetString(&upload_id) ||
+      !d.GetByte(&object_format) || object_format < 1 || object_format > kObjectFormat ||
+      !GetObjectFields(d, object_format, &completion.object) || !d.GetCount(3, &parts)) {
+    return Corrupt("upload completion");
+  }
+  completion.upload_id = UploadId(std::move(upload_id));
+  completion.parts.resize(parts);
+  for (auto& part : completion.parts) {
+    std::uint64_t number = 0;
+    if (!d.GetVarint(&number) || number > 0xffffffffu || !d.GetString(&part.tier) ||
+        !d.GetString(&part.location)) {
+      return Corrupt("upload completion");
+    }
+    part.number = static_cast<std::uint32_t>(number);
+  }
+  if (!d.done()) {
+    return Corrupt("upload completion");
+  }
+  return completion;
+}
+
 }  // namespace strata::metadata

@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "metadata/records.h"
+#include "metadata/upload_completion.h"
 #include "metadata/version_change.h"
 
 namespace strata::metadata {
@@ -27,6 +28,7 @@ inline constexpr std::uint8_t kUploadFormat = 1;
 inline constexpr std::uint8_t kPartFormat = 1;
 inline constexpr std::uint8_t kWritebackFormat = 2;
 inline constexpr std::uint8_t kVersionChangeFormat = 1;
+inline constexpr std::uint8_t kUploadCompletionFormat = 1;
 
 std::string EncodeBucket(const BucketRecord& bucket);
 Result<BucketRecord> DecodeBucket(std::string_view bytes);
@@ -59,6 +61,11 @@ Result<UserRecord> DecodeUser(std::string_view bytes);
 // key's partition: the expected version, the guards, the edits in order.
 std::string EncodeVersionChange(const VersionChange& change);
 Result<VersionChange> DecodeVersionChange(std::string_view bytes);
+
+// A multipart completion (metadata/upload_completion.h), as the cluster sends it to the
+// key's partition: the upload, the object it makes (all but bucket and key), the parts used.
+std::string EncodeUploadCompletion(const UploadCompletion& completion);
+Result<UploadCompletion> DecodeUploadCompletion(std::string_view bytes);
 
 // Low-level writer and reader, exposed for the key schema and for tests.
 class Encoder {

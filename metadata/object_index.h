@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +17,7 @@
 #include "common/ids.h"
 #include "metadata/keys.h"
 #include "metadata/records.h"
+#include "metadata/upload_completion.h"
 #include "metadata/version_change.h"
 
 namespace strata::metadata {
@@ -63,11 +63,6 @@ struct ListPartsPage {
   std::vector<PartRecord> parts;
   bool truncated = false;
 };
-
-// Makes a completed upload's object from the upload and all its parts (in number
-// order); runs under the key's lock inside Index::CompleteUpload.
-using BuildUploadedObject = std::function<Result<ObjectRecord>(
-    const UploadRecord& upload, const std::vector<PartRecord>& parts)>;
 
 struct CompletedUpload {
   ObjectRecord object;
@@ -148,18 +143,18 @@ class ObjectIndex {
                                               const std::string& key_marker,
                                               const std::string& upload_id_marker,
                                               std::size_t max_uploads) = 0;
-  // Builds the object from the upload's parts with `build` and, in one batch, makes it
-  // the current version and removes the upload and its parts. kNotFound when the upload
-  // is gone; `build`'s error is returned as is and changes nothing; `condition` looks at
-  // the key's current version as on PutObject (its error changes nothing either).
+  // Makes `completion.object` the current version and, in one batch, removes the upload
+  // and all its parts, under the key's lock. kNotFound when the upload is gone;
+  // kInvalidPart, retryable, when one of `completion.parts` is no longer stored as named
+  // (uploaded again since it was read: build the object again from a fresh read);
+  // `condition` looks at the key's current version as on PutObject. Every error changes
+  // nothing.
   virtual Result<CompletedUpload> CompleteUpload(const BucketName& bucket, const ObjectKey& key,
-                                                 const UploadId& upload_id,
-                                                 const WriteCondition& condition,
-                                                 const BuildUploadedObject& build) = 0;
+                                                 const UploadCompletion& completion,
+                                                 const WriteCondition& condition) = 0;
   Result<CompletedUpload> CompleteUpload(const BucketName& bucket, const ObjectKey& key,
-                                         const UploadId& upload_id,
-                                         const BuildUploadedObject& build) {
-    return CompleteUpload(bucket, key, upload_id, WriteCondition{}, build);
+                                         const UploadCompletion& completion) {
+    return CompleteUpload(bucket, key, completion, WriteCondition{});
   }
   // Removes the upload and its parts and returns the parts. kNotFound when it is gone.
   virtual Result<std::vector<PartRecord>> AbortUpload(const BucketName& bucket,

@@ -82,8 +82,8 @@ class RocksIndex final : public Index {
                                       std::size_t max_uploads) override;
   using Index::CompleteUpload;
   Result<CompletedUpload> CompleteUpload(const BucketName& bucket, const ObjectKey& key,
-                                         const UploadId& upload_id, const WriteCondition& condition,
-                                         const BuildUploadedObject& build) override;
+                                         const UploadCompletion& completion,
+                                         const WriteCondition& condition) override;
   Result<std::vector<PartRecord>> AbortUpload(const BucketName& bucket, const ObjectKey& key,
                                               const UploadId& upload_id) override;
 

@@ -233,10 +233,28 @@ Result<void> RocksIndex::DropUploads(const BucketName& bucket, rocksdb::WriteBat
   return Ok();
 }
 
+namespace {
+
+// Whether every part the object was built from is still stored as the builder read it.
+bool PartsStillStored(const std::vector<CompletionPart>& used,
+                      const std::vector<PartRecord>& stored) {
+  for (const auto& part : used) {
+    auto it = std::lower_bound(
+        stored.begin(), stored.end(), part.number,
+        [](const PartRecord& p, std::uint32_t number) { return p.number < number; });
+    if (it == stored.end() || it->number != part.number || it->tier != part.tier ||
+        it->location != part.location) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<CompletedUpload> RocksIndex::CompleteUpload(const BucketName& bucket, const ObjectKey& key,
-                                                   const UploadId& upload_id,
-                                                   const WriteCondition& condition,
-                                                   const BuildUploadedObject& build) {
+                                                   const UploadCompletion& completion,
+                                                   const WriteCondition& condition) {
   return GuardExceptions("complete upload", [&]() -> Result<CompletedUpload> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
@@ -244,25 +262,24 @@ Result<CompletedUpload> RocksIndex::CompleteUpload(const BucketName& bucket, con
     if (!bucket_record.ok()) {
       return std::move(bucket_record).error();
     }
-    auto upload = GetUpload(bucket, key, upload_id);
+    auto upload = GetUpload(bucket, key, completion.upload_id);
     if (!upload.ok()) {
       return std::move(upload).error();
     }
-    auto parts = AllParts(upload_id);
-    if (!parts.ok()) {
-      return std::move(parts).error();
-    }
-    auto object = build(*upload, *parts);
-    if (!object.ok()) {
-      return std::move(object).error();
-    }
     rocksdb::WriteBatch batch;
-    std::vector<PartRecord> removed;
-    STRATA_RETURN_IF_ERROR(
-        StageUploadRemoval(bucket, UploadRowKey(bucket.view(), key.view(), upload_id.view()),
-                           upload_id, batch, removed));
+    std::vector<PartRecord> removed;  // in number order, as AllParts reads them
+    STRATA_RETURN_IF_ERROR(StageUploadRemoval(
+        bucket, UploadRowKey(bucket.view(), key.view(), completion.upload_id.view()),
+        completion.upload_id, batch, removed));
+    if (!PartsStillStored(completion.parts, removed)) {
+      return Error(ErrorCode::kInvalidPart, "a part was uploaded again during the completion",
+                   /*retry=*/true);
+    }
+    ObjectRecord object = completion.object;
+    object.bucket = bucket;
+    object.key = key;
     StagedWriteback staged;
-    auto replaced = StageCurrent(*bucket_record, *object, condition, batch, staged);
+    auto replaced = StageCurrent(*bucket_record, object, condition, batch, staged);
     if (!replaced.ok()) {
       return std::move(replaced).error();
     }
@@ -272,12 +289,12 @@ Result<CompletedUpload> RocksIndex::CompleteUpload(const BucketName& bucket, con
     }
     ApplyWriteback(staged);
     std::set<std::string> used;
-    for (const auto& placement : object->placements) {
+    for (const auto& placement : object.placements) {
       for (const auto& extent : placement.extents) {
         used.insert(placement.tier + '/' + extent.location);
       }
     }
-    CompletedUpload done{std::move(object).value(), std::move(replaced).value(), {}};
+    CompletedUpload done{std::move(object), std::move(replaced).value(), {}};
     for (auto& part : removed) {
       if (!used.contains(part.tier + '/' + part.location)) {
         done.unused_parts.push_back(std::move(part));

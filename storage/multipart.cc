@@ -60,6 +60,15 @@ std::optional<std::string> CompositeChecksum(
   return digest->FinalBase64() + "-" + std::to_string(parts.size());
 }
 
+// The stored part numbered `number` (`stored` is in number order), or nullptr.
+const metadata::PartRecord* FindPart(const std::vector<metadata::PartRecord>& stored,
+                                     std::uint32_t number) {
+  auto found = std::lower_bound(
+      stored.begin(), stored.end(), number,
+      [](const metadata::PartRecord& part, std::uint32_t n) { return part.number < n; });
+  return found == stored.end() || found->number != number ? nullptr : &*found;
+}
+
 }  // namespace
 
 Result<std::string> ResolveChecksumType(const std::string& algorithm, const std::string& type) {
@@ -110,6 +119,18 @@ std::optional<std::string> MultipartEtag(const std::vector<std::string>& part_et
   return md5.FinalHex() + "-" + std::to_string(part_etags.size());
 }
 
+std::vector<metadata::CompletionPart> PartsUsed(const std::vector<metadata::PartRecord>& stored,
+                                                const CompletionRequest& request) {
+  std::vector<metadata::CompletionPart> used;
+  used.reserve(request.parts.size());
+  for (const auto& asked : request.parts) {
+    if (const metadata::PartRecord* found = FindPart(stored, asked.number)) {
+      used.push_back({found->number, found->tier, found->location});
+    }
+  }
+  return used;
+}
+
 bool IsSameCompletion(const metadata::ObjectRecord& object, const UploadId& upload_id,
                       const CompletionRequest& request) {
   if (object.delete_marker || object.upload_id.empty() || object.upload_id != upload_id ||
@@ -155,11 +176,8 @@ Result<metadata::ObjectRecord> BuildUploadedObject(const metadata::UploadRecord&
                    "The list of parts was not in ascending order. Parts must be ordered by part "
                    "number.");
     }
-    auto found = std::lower_bound(stored.begin(), stored.end(), asked.number,
-                                  [](const metadata::PartRecord& part, std::uint32_t number) {
-                                    return part.number < number;
-                                  });
-    if (found == stored.end() || found->number != asked.number || found->etag != asked.etag) {
+    const metadata::PartRecord* found = FindPart(stored, asked.number);
+    if (found == nullptr || found->etag != asked.etag) {
       return InvalidPart(asked.number);
     }
     for (const auto& [algorithm, value] : asked.checksums) {
@@ -168,7 +186,7 @@ Result<metadata::ObjectRecord> BuildUploadedObject(const metadata::UploadRecord&
         return InvalidPart(asked.number);
       }
     }
-    parts.push_back(&*found);
+    parts.push_back(found);
     etags.push_back(found->etag);
   }
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {

@@ -1,6 +1,6 @@
 // The rules of CompleteMultipartUpload, as pure functions: which parts a completion may
-// name, and the object (size, ETag, checksums, extents) the named parts make. The index
-// runs BuildUploadedObject under the key's lock (metadata::Index::CompleteUpload).
+// name, and the object (size, ETag, checksums, extents) the named parts make. Storage
+// builds it from a read of the parts and hands the index a metadata::UploadCompletion.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +54,11 @@ Result<metadata::ObjectRecord> BuildUploadedObject(const metadata::UploadRecord&
                                                    const std::vector<metadata::PartRecord>& stored,
                                                    const CompletionRequest& request,
                                                    std::int64_t now_ms);
+
+// The stored parts the completion names (those found; BuildUploadedObject refuses the
+// rest), as the index checks them at commit.
+std::vector<metadata::CompletionPart> PartsUsed(const std::vector<metadata::PartRecord>& stored,
+                                                const CompletionRequest& request);
 
 // Whether `object` is what `request` completing `upload_id` made: a retry of a completion
 // whose answer was lost (S3 answers it with the same result). The upload, the part

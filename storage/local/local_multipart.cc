@@ -186,6 +186,27 @@ Result<metadata::ObjectRecord> LocalObjectStore::RetriedCompletion(
   return NoSuchUpload();
 }
 
+Result<metadata::CompletedUpload> LocalObjectStore::CommitCompletion(
+    const BucketName& bucket, const ObjectKey& key, const UploadId& upload_id,
+    const CompletionRequest& request, const VersionId& version_id, std::int64_t now_ms) {
+  auto upload = index_.GetUpload(bucket, key, upload_id);
+  if (!upload.ok()) {
+    return std::move(upload).error();
+  }
+  auto stored = index_.ListParts(upload_id, 0, kMaxPartNumber);
+  if (!stored.ok()) {
+    return std::move(stored).error();
+  }
+  metadata::UploadCompletion completion{upload_id, {}, PartsUsed(stored->parts, request)};
+  auto object = BuildUploadedObject(*upload, stored->parts, request, now_ms);
+  if (!object.ok()) {
+    return std::move(object).error();
+  }
+  completion.object = std::move(object).value();
+  completion.object.version_id = version_id;
+  return index_.CompleteUpload(bucket, key, completion, request.condition);
+}
+
 Result<metadata::ObjectRecord> LocalObjectStore::CompleteUpload(const BucketName& bucket,
                                                                 const ObjectKey& key,
                                                                 const UploadId& upload_id,
@@ -196,16 +217,16 @@ Result<metadata::ObjectRecord> LocalObjectStore::CompleteUpload(const BucketName
     if (!version.ok()) {
       return std::move(version).error();
     }
-    auto done = index_.CompleteUpload(
-        bucket, key, upload_id, request.condition,
-        [&](const metadata::UploadRecord& upload,
-            const std::vector<metadata::PartRecord>& parts) -> Result<metadata::ObjectRecord> {
-          auto object = BuildUploadedObject(upload, parts, request, now);
-          if (object.ok()) {
-            object->version_id = *version;
-          }
-          return object;
-        });
+    // The object is built from a read of the parts outside the key's lock; the index
+    // refuses the commit (retryable kInvalidPart) when a part it uses was uploaded again
+    // since, and then a fresh read builds it again. Part uploads racing a completion are
+    // rare, so a few rounds settle it.
+    auto done = CommitCompletion(bucket, key, upload_id, request, *version, now);
+    for (int round = 1; round < kCompletionRounds && !done.ok() && done.error().retryable &&
+                        done.error().code == ErrorCode::kInvalidPart;
+         ++round) {
+      done = CommitCompletion(bucket, key, upload_id, request, *version, now);
+    }
     if (!done.ok()) {
       if (done.error().code == ErrorCode::kNotFound) {
         return RetriedCompletion(bucket, key, upload_id, request);

@@ -144,6 +144,16 @@ class LocalObjectStore final : public ObjectStore {
   Result<metadata::ObjectRecord> RetriedCompletion(const BucketName& bucket, const ObjectKey& key,
                                                    const UploadId& upload_id,
                                                    const CompletionRequest& request);
+  // How many times a completion is built again when a part it used was uploaded again
+  // before its commit.
+  static constexpr int kCompletionRounds = 3;
+  // One round of a completion: reads the upload and its parts, builds the object as
+  // `version_id`, and hands it to the index (metadata::UploadCompletion).
+  Result<metadata::CompletedUpload> CommitCompletion(const BucketName& bucket, const ObjectKey& key,
+                                                     const UploadId& upload_id,
+                                                     const CompletionRequest& request,
+                                                     const VersionId& version_id,
+                                                     std::int64_t now_ms);
 
   // The id a new version gets in `bucket`: fresh when versioning is Enabled, else "null".
   Result<VersionId> NextVersionId(const BucketName& bucket);

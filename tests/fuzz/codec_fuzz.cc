@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 11) {
+  switch (data[0] % 12) {
     case 0:
       RoundTrip<BucketRecord>(in, DecodeBucket, EncodeBucket);
       break;
@@ -85,8 +85,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(LifecycleRowKey(*row) == in, in);
       }
       break;
-    default:
+    case 10:
       RoundTrip<VersionChange>(in, DecodeVersionChange, EncodeVersionChange);
+      break;
+    default:
+      RoundTrip<UploadCompletion>(in, DecodeUploadCompletion, EncodeUploadCompletion);
       break;
   }
   return 0;

@@ -121,6 +121,9 @@ int main(int argc, char** argv) {
                   RemovePlacementsOn{{"hot"}}, SetStorageClass{"GLACIER"},
                   SetRestoreState{1'700'086'400'000, true}};
   Write(dir, 10, EncodeVersionChange(change));
+  UploadCompletion completion{
+      UploadId("upload-1"), SampleObject(), {{1, "hot", "p1"}, {3, "hot", "p3"}}};
+  Write(dir, 11, EncodeUploadCompletion(completion));
   std::printf("%d seeds in %s\n", written, dir.c_str());
   return 0;
 }

@@ -350,6 +350,43 @@ TEST(CodecTest, HugeCountsDoNotAllocate) {
   EXPECT_FALSE(DecodeBucket(std::move(s).Finish()).ok());
 }
 
+TEST(CodecTest, UploadCompletionRoundTripsAndRefusesDamage) {
+  UploadCompletion completion{
+      UploadId("upload-1"), SampleObject(), {{1, "hot", "p1"}, {3, "warm", "p3"}}};
+  const std::string bytes = EncodeUploadCompletion(completion);
+  auto decoded = DecodeUploadCompletion(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->upload_id.str(), "upload-1");
+  EXPECT_EQ(EncodeObject(decoded->object), EncodeObject(SampleObject()));
+  ASSERT_EQ(decoded->parts.size(), 2u);
+  EXPECT_EQ(decoded->parts[1].number, 3u);
+  EXPECT_EQ(decoded->parts[1].tier, "warm");
+  EXPECT_EQ(decoded->parts[1].location, "p3");
+  EXPECT_EQ(EncodeUploadCompletion(*decoded), bytes);
+
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    auto cut = DecodeUploadCompletion(std::string_view(bytes).substr(0, n));
+    ASSERT_FALSE(cut.ok()) << "prefix of " << n << " bytes decoded";
+    EXPECT_EQ(cut.error().code, ErrorCode::kCorruption);
+  }
+  EXPECT_FALSE(DecodeUploadCompletion(bytes + "x").ok());
+  std::string newer = bytes;
+  newer[0] = static_cast<char>(kUploadCompletionFormat + 1);
+  EXPECT_FALSE(DecodeUploadCompletion(newer).ok());
+
+  // A part count far beyond what the input could hold is refused before any allocation.
+  Encoder e;
+  e.PutByte(kUploadCompletionFormat);
+  e.PutString("u");
+  e.PutByte(kObjectFormat);
+  std::string object = EncodeObject(SampleObject()).substr(1);
+  std::string huge = std::move(e).Finish() + object;
+  Encoder count;
+  count.PutVarint(std::numeric_limits<std::uint64_t>::max());
+  huge += std::move(count).Finish();
+  EXPECT_FALSE(DecodeUploadCompletion(huge).ok());
+}
+
 TEST(KeysTest, VersionsSortNewestFirstAndKeysInOrder) {
   const std::string older = ObjectRowKey("b", "k", 5);
   const std::string newer = ObjectRowKey("b", "k", 6);

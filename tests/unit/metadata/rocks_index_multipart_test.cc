@@ -4,9 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <filesystem>
-#include <future>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -76,6 +75,32 @@ class RocksIndexMultipartTest : public testing::IndexFixture {
       o.placements[0].extents.push_back({part.location, part.size});
     }
     return o;
+  }
+
+  // The completion storage hands the index: the parts `select` keeps of those stored now,
+  // made into an object (ObjectOf), with the parts it was built from.
+  using PartSelector = std::function<std::vector<PartRecord>(const std::vector<PartRecord>&)>;
+  UploadCompletion CompletionOf(const std::string& key, const std::string& id,
+                                const PartSelector& select) {
+    UploadCompletion completion;
+    completion.upload_id = UploadId(id);
+    auto upload = index_->GetUpload(BucketName("bucket"), ObjectKey(key), UploadId(id));
+    auto stored = index_->ListParts(UploadId(id), 0, 10000);
+    EXPECT_TRUE(upload.ok() && stored.ok());
+    if (upload.ok() && stored.ok()) {
+      auto used = select(stored->parts);
+      completion.object = ObjectOf(*upload, used);
+      for (const auto& part : used) {
+        completion.parts.push_back({part.number, part.tier, part.location});
+      }
+    }
+    return completion;
+  }
+  static std::vector<PartRecord> AllOf(const std::vector<PartRecord>& parts) { return parts; }
+  Result<CompletedUpload> Complete(const std::string& key, const std::string& id,
+                                   const PartSelector& select = AllOf) {
+    return index_->CompleteUpload(BucketName("bucket"), ObjectKey(key),
+                                  CompletionOf(key, id, select));
   }
 
   void Create(const std::string& key, const std::string& id, const std::string& bucket = "bucket") {
@@ -187,12 +212,7 @@ TEST_F(RocksIndexMultipartTest, PutPartAfterAbortOrCompleteIsNotFound) {
   Create("k", "aborted");
   Create("k", "completed");
   ASSERT_TRUE(index_->AbortUpload(BucketName("bucket"), ObjectKey("k"), UploadId("aborted")).ok());
-  ASSERT_TRUE(index_
-                  ->CompleteUpload(BucketName("bucket"), ObjectKey("k"), UploadId("completed"),
-                                   [](const UploadRecord& u, const std::vector<PartRecord>& p) {
-                                     return Result<ObjectRecord>(ObjectOf(u, p));
-                                   })
-                  .ok());
+  ASSERT_TRUE(Complete("k", "completed").ok());
   for (const char* id : {"aborted", "completed", "never-created"}) {
     auto put = index_->PutPart(BucketName("bucket"), ObjectKey("k"), UploadId(id), Part(1, "x"));
     ASSERT_FALSE(put.ok()) << id;
@@ -273,23 +293,18 @@ TEST_F(RocksIndexMultipartTest, CompleteReplacesObjectAndReturnsUnusedParts) {
   Put("k", "u1", 1, "p1");
   Put("k", "u1", 3, "p3");
 
-  int calls = 0;
-  auto done =
-      index_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), UploadId("u1"),
-                             [&](const UploadRecord& upload, const std::vector<PartRecord>& parts) {
-                               ++calls;
-                               EXPECT_EQ(upload.upload_id.str(), "u1");
-                               EXPECT_EQ(upload.object.content_type, "text/plain");
-                               // All the upload's parts, in number order.
-                               EXPECT_EQ(parts.size(), 3u);
-                               for (std::size_t i = 0; i < parts.size(); ++i) {
-                                 EXPECT_EQ(parts[i].number, i + 1);
-                               }
-                               // The completion names parts 1 and 3 only.
-                               return Result<ObjectRecord>(ObjectOf(upload, {parts[0], parts[2]}));
-                             });
+  auto completion = CompletionOf("k", "u1", [](const std::vector<PartRecord>& parts) {
+    // All the upload's parts, in number order.
+    EXPECT_EQ(parts.size(), 3u);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      EXPECT_EQ(parts[i].number, i + 1);
+    }
+    // The completion names parts 1 and 3 only.
+    return std::vector<PartRecord>{parts[0], parts[2]};
+  });
+  EXPECT_EQ(completion.object.content_type, "text/plain");
+  auto done = index_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), completion);
   ASSERT_TRUE(done.ok()) << done.error().message;
-  EXPECT_EQ(calls, 1);
   EXPECT_EQ(done->object.etag, "mpu-2");
   ASSERT_TRUE(done->replaced.has_value());
   EXPECT_EQ(done->replaced->etag, "old");
@@ -310,72 +325,66 @@ TEST_F(RocksIndexMultipartTest, CompleteReplacesObjectAndReturnsUnusedParts) {
             ErrorCode::kNotFound);
   EXPECT_TRUE(PartNumbers("u1").empty());
   EXPECT_TRUE(Uploads("").empty());
-  // Completing twice: the upload is gone, and build is not called again.
-  auto again = index_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), UploadId("u1"),
-                                      [&](const UploadRecord& u, const std::vector<PartRecord>& p) {
-                                        ++calls;
-                                        return Result<ObjectRecord>(ObjectOf(u, p));
-                                      });
+  // Completing twice: the upload is gone, and the current version stays.
+  auto again = index_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), completion);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(index_->GetObject(BucketName("bucket"), ObjectKey("k"))->etag, "mpu-2");
 }
 
 TEST_F(RocksIndexMultipartTest, CompleteWithoutPreviousObjectReplacesNothing) {
   Create("fresh", "u1");
   Put("fresh", "u1", 1, "p1");
-  auto done = index_->CompleteUpload(BucketName("bucket"), ObjectKey("fresh"), UploadId("u1"),
-                                     [](const UploadRecord& u, const std::vector<PartRecord>& p) {
-                                       return Result<ObjectRecord>(ObjectOf(u, p));
-                                     });
+  auto done = Complete("fresh", "u1");
   ASSERT_TRUE(done.ok());
   EXPECT_FALSE(done->replaced.has_value());
   EXPECT_TRUE(done->unused_parts.empty());
 }
 
-TEST_F(RocksIndexMultipartTest, BuildErrorChangesNothing) {
+TEST_F(RocksIndexMultipartTest, APartUploadedAgainSinceTheReadRefusesTheCompletion) {
   ASSERT_TRUE(index_->PutObject(Obj("k", "old")).ok());
   Create("k", "u1");
   Put("k", "u1", 1, "p1");
   Put("k", "u1", 2, "p2");
-  auto done = index_->CompleteUpload(
-      BucketName("bucket"), ObjectKey("k"), UploadId("u1"),
-      [](const UploadRecord&, const std::vector<PartRecord>&) -> Result<ObjectRecord> {
-        return Error(ErrorCode::kInvalidPartOrder, "parts out of order");
-      });
+  auto completion = CompletionOf("k", "u1", AllOf);
+  // Part 2 is uploaded again between the builder's read and its commit: the object would
+  // point at p2, whose bytes the replacement frees.
+  Put("k", "u1", 2, "p2-again");
+  auto done = index_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), completion);
   ASSERT_FALSE(done.ok());
-  EXPECT_EQ(done.error().code, ErrorCode::kInvalidPartOrder);
-  EXPECT_EQ(done.error().message, "parts out of order");
+  EXPECT_EQ(done.error().code, ErrorCode::kInvalidPart);
+  EXPECT_TRUE(done.error().retryable);
+
+  // Nothing changed, and the upload still works: a fresh read completes it.
+  EXPECT_EQ(index_->GetObject(BucketName("bucket"), ObjectKey("k"))->etag, "old");
+  EXPECT_EQ(PartNumbers("u1"), (Numbers{1, 2}));
+  auto fresh = Complete("k", "u1");
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  EXPECT_EQ(fresh->object.placements[0].extents[1].location, "p2-again");
+  EXPECT_TRUE(fresh->unused_parts.empty());
+}
+
+TEST_F(RocksIndexMultipartTest, APartMissingSinceTheReadOrAFailedConditionChangesNothing) {
+  ASSERT_TRUE(index_->PutObject(Obj("k", "old")).ok());
+  Create("k", "u1");
+  Put("k", "u1", 1, "p1");
+  auto completion = CompletionOf("k", "u1", AllOf);
+  // A part the completion names that was never stored (a forged or stale record).
+  completion.parts.push_back({7, "hot", "p7"});
+  auto missing = index_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), completion);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kInvalidPart);
+  completion.parts.pop_back();
+
+  WriteCondition absent;
+  absent.if_absent = true;
+  auto refused = index_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), completion, absent);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kPreconditionFailed);
 
   EXPECT_EQ(index_->GetObject(BucketName("bucket"), ObjectKey("k"))->etag, "old");
   EXPECT_TRUE(index_->GetUpload(BucketName("bucket"), ObjectKey("k"), UploadId("u1")).ok());
-  EXPECT_EQ(PartNumbers("u1"), (Numbers{1, 2}));
-  // The upload still works afterwards.
-  Put("k", "u1", 3, "p3");
-  EXPECT_EQ(PartNumbers("u1"), (Numbers{1, 2, 3}));
-}
-
-TEST_F(RocksIndexMultipartTest, BuildRunsUnderTheKeyLock) {
-  Create("k", "u1");
-  Put("k", "u1", 1, "p1");
-  std::future<Result<std::optional<PartRecord>>> racing;
-  auto done = index_->CompleteUpload(
-      BucketName("bucket"), ObjectKey("k"), UploadId("u1"),
-      [&](const UploadRecord& u, const std::vector<PartRecord>& p) {
-        // A part arriving now must wait for the completion, not slip in beside it. (If it
-        // did not wait, the wait below would end early and the expectation fail.)
-        racing = std::async(std::launch::async, [&] {
-          return index_->PutPart(BucketName("bucket"), ObjectKey("k"), UploadId("u1"),
-                                 Part(2, "p2"));
-        });
-        EXPECT_EQ(racing.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
-        return Result<ObjectRecord>(ObjectOf(u, p));
-      });
-  ASSERT_TRUE(done.ok());
-  auto late = racing.get();
-  ASSERT_FALSE(late.ok());
-  EXPECT_EQ(late.error().code, ErrorCode::kNotFound);
-  EXPECT_TRUE(PartNumbers("u1").empty());
+  EXPECT_EQ(PartNumbers("u1"), (Numbers{1}));
 }
 
 TEST_F(RocksIndexMultipartTest, AbortReturnsEveryPartOnce) {
@@ -484,19 +493,17 @@ TEST_F(RocksIndexMultipartTest, PartsRacingCompletionAreNeverLost) {
     while (started.load() < 10 + round * 3) {
       std::this_thread::yield();
     }
-    auto done =
-        index_->CompleteUpload(BucketName("bucket"), ObjectKey("k"), UploadId(id),
-                               [](const UploadRecord& u, const std::vector<PartRecord>& parts) {
-                                 // Odd part numbers only, so both the object and unused_parts are
-                                 // exercised.
-                                 std::vector<PartRecord> odd;
-                                 for (const auto& p : parts) {
-                                   if (p.number % 2 == 1) {
-                                     odd.push_back(p);
-                                   }
-                                 }
-                                 return Result<ObjectRecord>(ObjectOf(u, odd));
-                               });
+    // Odd part numbers only, so both the object and unused_parts are exercised. Parts
+    // stored after this read are removed as unused.
+    auto done = Complete("k", id, [](const std::vector<PartRecord>& parts) {
+      std::vector<PartRecord> odd;
+      for (const auto& p : parts) {
+        if (p.number % 2 == 1) {
+          odd.push_back(p);
+        }
+      }
+      return odd;
+    });
     for (auto& w : writers) {
       w.join();
     }

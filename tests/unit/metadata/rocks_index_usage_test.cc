@@ -149,16 +149,12 @@ TEST_F(UsageIndexTest, PartsCountBytesUntilCompletedOrAborted) {
   ASSERT_TRUE(index_->PutPart(BucketName("b"), ObjectKey("mp"), UploadId("u1"), part(2, 4)).ok());
   ASSERT_TRUE(index_->PutPart(BucketName("b"), ObjectKey("mp"), UploadId("u1"), part(2, 6)).ok());
   EXPECT_EQ(Usage(), (std::map<std::string, Counts>{{"b/hot", {0, 14}}}));
-  auto done = index_->CompleteUpload(
-      BucketName("b"), ObjectKey("mp"), UploadId("u1"),
-      [](const UploadRecord& u, const std::vector<PartRecord>& parts) -> Result<ObjectRecord> {
-        ObjectRecord o = u.object;
-        o.version_id = VersionId("null");
-        o.etag = "mpu-1";
-        o.placements = {{"hot", {{parts[0].location, parts[0].size}}}};  // part 2 unused
-        o.size = parts[0].size;
-        return o;
-      });
+  UploadCompletion completion{UploadId("u1"), upload.object, {{1, "hot", "part-1-8"}}};
+  completion.object.version_id = VersionId("null");
+  completion.object.etag = "mpu-1";
+  completion.object.placements = {{"hot", {{"part-1-8", 8}}}};  // part 2 unused
+  completion.object.size = 8;
+  auto done = index_->CompleteUpload(BucketName("b"), ObjectKey("mp"), completion);
   ASSERT_TRUE(done.ok()) << done.error().message;
   EXPECT_EQ(Usage(), (std::map<std::string, Counts>{{"b/hot", {1, 8}}}));
 

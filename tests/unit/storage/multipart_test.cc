@@ -235,6 +235,19 @@ TEST(BuildUploadedObject, OnlyTheLastPartMayBeSmall) {
   EXPECT_TRUE(BuildUploadedObject(Upload(), skipped, Naming({skipped[0], skipped[2]}), 0).ok());
 }
 
+TEST(PartsUsed, NamesTheStoredFilesOfTheNamedPartsOnly) {
+  const std::vector<PartRecord> stored = {FakePart(1), FakePart(2), FakePart(3)};
+  CompletionRequest request = Naming({stored[0], stored[2]});
+  request.parts.push_back({9, "absent", {}});  // BuildUploadedObject refuses it
+  const auto used = PartsUsed(stored, request);
+  ASSERT_EQ(used.size(), 2u);
+  EXPECT_EQ(used[0].number, 1u);
+  EXPECT_EQ(used[0].tier, stored[0].tier);
+  EXPECT_EQ(used[0].location, stored[0].location);
+  EXPECT_EQ(used[1].number, 3u);
+  EXPECT_EQ(used[1].location, stored[2].location);
+}
+
 TEST(BuildUploadedObject, ObjectSizeHeaderMustMatch) {
   const std::vector<PartRecord> stored = {FakePart(1), FakePart(2, 123)};
   CompletionRequest request = Naming(stored);
