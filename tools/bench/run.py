@@ -440,6 +440,78 @@ region = "{REGION}"
         self.stop("front")
         self.stop("upstream")
 
+    def restore_tier(self):
+        """RestoreObject of GLACIER objects that only the upstream holds: n x 64 MiB asked
+        for at once, timed from the first RestoreObject to the last HEAD that answers
+        ongoing-request="false" (the fetcher's HEAD and ranged GETs onto the hot tier),
+        against reading the same bytes from the upstream directly over one connection. The
+        upstream is a second strata on loopback, as in the cold read-through workload."""
+        import boto3
+        from botocore.config import Config as BotoConfig
+        up_port, front_port = free_port(), free_port()
+        up_url, front_url = f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{front_port}"
+        self.spawn_strata("restore-upstream",
+                          self.strata_config(True, "restore-upstream", up_port), up_port)
+        cold = f"""GLACIER = "cold"
+
+[[tiers]]
+name = "cold"
+kind = "s3"
+endpoint = "{up_url}"
+access_key = "{ACCESS}"
+secret_key = "{SECRET}"
+region = "{REGION}"
+
+[writeback]
+delay = "0s"
+"""
+        conf = self.strata_config(True, "restore-front", front_port, cold)
+        self.spawn_strata("restore-front", conf, front_port)
+        s3 = boto3.client("s3", endpoint_url=front_url, aws_access_key_id=ACCESS,
+                          aws_secret_access_key=SECRET, region_name=REGION,
+                          config=BotoConfig(retries={"max_attempts": 1}))
+        n, size = self.p.cold_objects, 64 * MIB
+        keys = [f"obj/k{i:09d}" for i in range(n)]
+        s3.create_bucket(Bucket="arch")
+        body = os.urandom(size)
+        for key in keys:
+            s3.put_object(Bucket="arch", Key=key, Body=body, StorageClass="GLACIER")
+
+        def hot_objects():
+            r = subprocess.run([os.path.join(self.bin, "strata-admin"), "--config", conf,
+                                "usage", "--json"], capture_output=True, text=True, check=True)
+            return sum(l["objects"] for l in json.loads(r.stdout)["buckets"]
+                       if l["bucket"] == "arch" and l["tier"] == "hot")
+
+        def wait(cond, what, timeout=300):
+            deadline = time.time() + timeout
+            while not cond():
+                if time.time() > deadline:
+                    raise RuntimeError(f"restore workload: timed out waiting for {what}")
+                time.sleep(0.05)
+
+        # Written back, then the local copies dropped: only the upstream holds them.
+        wait(lambda: hot_objects() == 0, "the GLACIER copies to leave the hot tier")
+        get = ["--method", "GET", "--connections", 1, "--requests", n, "--bucket", "arch",
+               "--key-prefix", "obj/k", "--count", n]
+        b = self.load("restore 64 MiB", "upstream", *get, url=up_url)
+        log("restore 64 MiB [strata]")
+        started = time.time()
+        for key in keys:
+            s3.restore_object(Bucket="arch", Key=key, RestoreRequest={"Days": 1})
+        wait(lambda: all('ongoing-request="false"' in
+                         (s3.head_object(Bucket="arch", Key=k).get("Restore") or "")
+                         for k in keys), "the restores")
+        seconds = time.time() - started
+        mb_per_s = n * size / 1e6 / seconds
+        self.raw["restore 64 MiB"]["strata"] = {"seconds": seconds, "mb_per_s": mb_per_s}
+        self.row(f"RestoreObject of {n} x 64 MiB GLACIER objects at once, until HEAD says "
+                 f"restored", f"{mb_per_s:.0f} MB/s ({seconds:.2f} s)",
+                 f"{b['mb_per_s']:.0f} MB/s (the upstream read directly, 1 conn)",
+                 self.ratio(mb_per_s, b["mb_per_s"]), "report", None, "MB/s")
+        self.stop("restore-front")
+        self.stop("restore-upstream")
+
     def epoch_workload(self):
         """Training reads (the epoch workload): a dataset only the upstream has, each
         request to it delayed 5 ms by tools/bench/delay_proxy.py, a hot tier that holds
@@ -670,7 +742,7 @@ region = "{REGION}"
     # Workloads that start what they need themselves, for --only.
     STANDALONE = {"hot": "hot_path", "cold": "cold_tier", "index": "index_scale",
                   "lifecycle": "lifecycle_lag", "eviction": "eviction_policy",
-                  "epoch": "epoch_workload"}
+                  "epoch": "epoch_workload", "restore": "restore_tier"}
 
     def hot_path(self):
         """The request path alone (PUT 4 KiB, hot GET 4 KiB, the 256 MiB PUT and GET, with
@@ -695,6 +767,7 @@ region = "{REGION}"
         self.micro()
         self.hot_path()
         self.cold_tier()
+        self.restore_tier()
         self.memory()
         self.index_scale()
         self.lifecycle_lag()
