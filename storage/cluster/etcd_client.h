@@ -11,8 +11,8 @@
 // Connections: HTTP/1.1 keep-alive, a small idle pool; a new connection goes to the
 // endpoint that answered last and, on a connection failure, tries the others in the
 // configured order, once each. Every answer is bounded (max_response_bytes, 4 MiB): a larger
-// one is refused (kEntityTooLarge), a range that may be large should set a limit. No byte
-// moving for request_timeout fails the call (kTimedOut).
+// one is refused (kEntityTooLarge), a range that may be large should set a limit. A call
+// whose whole answer has not arrived within request_timeout fails (kTimedOut).
 //
 // Errors: no endpoint reachable, or a connection lost mid-call, is kUnavailable (retryable);
 // a timeout kTimedOut (retryable); etcd's own errors map from their gRPC code
@@ -49,8 +49,8 @@ using Task = boost::asio::awaitable<Result<T>>;
 
 struct EtcdOptions {
   std::chrono::milliseconds connect_timeout{2'000};
-  // A unary call fails when no byte moves for this long (a watch waits for events without
-  // limit: an idle watch is normal).
+  // A unary call (request sent, whole answer read) and a watch's creation fail when they
+  // take longer (a created watch then waits for events without limit: idle is normal).
   std::chrono::milliseconds request_timeout{5'000};
   // The largest answer accepted, and the largest single message of a watch stream.
   std::size_t max_response_bytes = 4u << 20;

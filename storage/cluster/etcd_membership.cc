@@ -248,6 +248,11 @@ asio::awaitable<void> EtcdMembership::KeepAliveLoop() {
     ++keepalive_failures_;
     spdlog::warn("cluster: {} could not renew its lease: {}", cluster_.node,
                  renewed.error().message);
+    if (renewed.error().retryable && watch_ != nullptr) {
+      // The watch has no idle timeout (a quiet stream is normal), so a connection that died
+      // silently would keep it waiting for good: if renewals cannot get through, reopen it too.
+      watch_->Close();
+    }
     if (renewed.error().code == ErrorCode::kNotFound) {
       // The lease expired: this member has left the others' views. Join again.
       writes_until_ = SteadyTime::min().time_since_epoch().count();

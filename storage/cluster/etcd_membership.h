@@ -10,8 +10,9 @@
 // succeeds only if the key does not exist (a live member of the same name keeps it:
 // kAlreadyExists), reads the member list, and spawns two coroutines in its TaskGroup:
 //   - keepalive: renews the lease every ttl/3 on the injected clock (retrying every ttl/12
-//     after a failure); a lease etcd no longer has (it expired while etcd was unreachable)
-//     is replaced by registering again, as at Start;
+//     after a failure, which also reopens the watch: its stream has no idle timeout); a
+//     lease etcd no longer has (it expired while etcd was unreachable) is replaced by
+//     registering again, as at Start;
 //   - watch: follows /<name>/members/ from the revision of its own put on, so every change
 //     after it is seen exactly once, also one made between the put and the read. A broken
 //     stream is reopened from the revision after the last event seen; if etcd compacted
