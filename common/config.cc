@@ -161,7 +161,7 @@ class ConfigReader {
     Config cfg;
     STRATA_RETURN_IF_ERROR(CheckKeys(root, "",
                                      {"server", "users", "tiers", "storage_classes", "writeback",
-                                      "lifecycle", "prefetch", "scrub"}));
+                                      "lifecycle", "prefetch", "scrub", "cluster"}));
     if (const toml::node* n = root.get("server")) {
       STRATA_RETURN_IF_ERROR(ReadServer(*n, cfg.server));
     }
@@ -190,6 +190,11 @@ class ConfigReader {
     }
     if (const toml::node* n = root.get("scrub")) {
       STRATA_RETURN_IF_ERROR(ReadScrub(*n, cfg.scrub));
+    }
+    if (const toml::node* n = root.get("cluster")) {
+      ClusterConfig cluster;
+      STRATA_RETURN_IF_ERROR(ReadCluster(*n, cluster));
+      cfg.cluster = std::move(cluster);
     }
     return cfg;
   }
@@ -867,6 +872,133 @@ class ConfigReader {
       STRATA_RETURN_IF_ERROR(r);
       c.interval = *r;
     }
+    return Ok();
+  }
+
+  // A name that becomes part of an etcd key (`/<name>/members/<node>`): no '/' (it would
+  // nest under another key), nothing a log line or a shell would mangle.
+  Result<void> CheckKeyName(const toml::node& v, std::string_view key,
+                            std::string_view name) const {
+    constexpr std::size_t kMaxName = 64;
+    if (name.size() > kMaxName) {
+      return Fail(v, key, "must be at most 64 characters");
+    }
+    for (char c : name) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '.' ||
+                      c == '_' || c == '-';
+      if (!ok) {
+        return Fail(v, key, "may hold only letters, digits and . _ -");
+      }
+    }
+    return Ok();
+  }
+
+  Result<void> ReadCluster(const toml::node& node, ClusterConfig& c) const {
+    auto t = AsTable(node, "cluster");
+    STRATA_RETURN_IF_ERROR(t);
+    const toml::table& tbl = **t;
+    STRATA_RETURN_IF_ERROR(CheckKeys(
+        tbl, "cluster",
+        {"node", "zone", "peer_listen", "etcd", "replicas", "secret", "lease_ttl", "name"}));
+    for (const char* required : {"node", "peer_listen", "etcd", "secret"}) {
+      if (!tbl.contains(required)) {
+        return Fail(tbl, Join("cluster", required), "missing (required in [cluster])");
+      }
+    }
+    for (const auto& [k, v] : tbl) {
+      const std::string key = Join("cluster", k.str());
+      const std::string_view name = k.str();
+      if (name == "node" || name == "name") {
+        auto r = GetNonEmptyString(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        STRATA_RETURN_IF_ERROR(CheckKeyName(v, key, *r));
+        (name == "node" ? c.node : c.name) = std::move(*r);
+      } else if (name == "zone") {
+        auto r = GetNonEmptyString(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        c.zone = std::move(*r);
+      } else if (name == "peer_listen") {
+        auto r = GetString(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        auto ok = CheckListenAddress(*r);
+        if (!ok.ok()) {
+          return Fail(v, key, ok.error().message);
+        }
+        c.peer_listen = std::move(*r);
+      } else if (name == "etcd") {
+        STRATA_RETURN_IF_ERROR(ReadEtcdUrls(v, key, c.etcd));
+      } else if (name == "replicas") {
+        auto r = GetInt(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        if (*r < 1 || *r > 16) {
+          return Fail(v, key, "must be from 1 to 16");
+        }
+        c.replicas = static_cast<int>(*r);
+      } else if (name == "secret") {
+        // The secret never appears in messages.
+        auto r = GetString(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        if (r->size() < 16) {
+          return Fail(v, key,
+                      "must be at least 16 characters (a random one, e.g. `openssl rand -hex 32`)");
+        }
+        c.secret = std::move(*r);
+      } else if (name == "lease_ttl") {
+        auto r = GetDuration(v, key, false);
+        STRATA_RETURN_IF_ERROR(r);
+        // etcd grants leases in whole seconds and refuses (raises) TTLs below its minimum,
+        // 2s with its default heartbeat: a TTL strata did not ask for would break fencing.
+        if (*r < std::chrono::seconds(2)) {
+          return Fail(v, key, "must be at least 2s");
+        }
+        if (r->count() % 1000 != 0) {
+          return Fail(v, key, "must be a whole number of seconds (etcd's lease unit)");
+        }
+        c.lease_ttl = *r;
+      }
+    }
+    return Ok();
+  }
+
+  // etcd's client URLs: plain http (etcd's JSON gateway; TLS to etcd is not supported yet).
+  Result<void> ReadEtcdUrls(const toml::node& v, const std::string& key,
+                            std::vector<std::string>& out) const {
+    const auto* a = v.as_array();
+    if (a == nullptr) {
+      return Fail(v, key, "expected a list of URLs such as [\"http://127.0.0.1:2379\"]");
+    }
+    if (a->empty()) {
+      return Fail(v, key, "must list at least one etcd URL");
+    }
+    std::vector<std::string> urls;
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::node& e = *a->get(i);
+      const std::string ekey = Indexed(key, i);
+      const auto* s = e.as_string();
+      if (s == nullptr) {
+        return Fail(e, ekey, "expected a string \"http://host:port\"");
+      }
+      std::string_view url = s->get();
+      if (url.starts_with("https://")) {
+        return Fail(e, ekey, "https is not supported yet; use etcd's http:// client URL");
+      }
+      if (!url.starts_with("http://")) {
+        return Fail(e, ekey, "expected \"http://host:port\"");
+      }
+      std::string_view hostport = url.substr(7);
+      if (hostport.ends_with('/')) {
+        hostport.remove_suffix(1);
+      }
+      auto ok = CheckListenAddress(hostport);
+      if (!ok.ok()) {
+        return Fail(e, ekey, ok.error().message);
+      }
+      if (std::find(urls.begin(), urls.end(), s->get()) != urls.end()) {
+        return Fail(e, ekey, "\"" + s->get() + "\" is listed twice");
+      }
+      urls.push_back(s->get());
+    }
+    out = std::move(urls);
     return Ok();
   }
 

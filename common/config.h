@@ -128,6 +128,29 @@ struct PrefetchConfig {
   int concurrency = 4;
 };
 
+// [cluster]: several gateways sharing one namespace (DESIGN.md, "Cluster"). Present only
+// when the file has the section; without it strata is one gateway, as before. Membership
+// (storage/membership.h) registers `node` in etcd under `/<name>/members/<node>` with a
+// lease of lease_ttl.
+struct ClusterConfig {
+  // This gateway's name, unique in the cluster (required): letters, digits, '.', '_', '-',
+  // at most 64 characters (it is part of an etcd key).
+  std::string node;
+  std::string zone = "default";  // its failure domain (rack, switch)
+  std::string peer_listen;       // the peer transport's "host:port" (required)
+  // etcd's client URLs, "http://host:port" (at least one); a connection failure tries the
+  // next.
+  std::vector<std::string> etcd;
+  int replicas = 3;  // copies of every object in the warm pool, >= 1
+  // Shared by the gateways; keys the peers' HMAC handshake (required, >= 16 characters).
+  std::string secret;
+  // The membership lease: a gateway that cannot renew it for this long leaves the cluster.
+  // Whole seconds (etcd's unit), at least 2s (etcd's own minimum).
+  std::chrono::milliseconds lease_ttl{5'000};
+  // The cluster's name: the prefix of its keys in etcd, so clusters may share one etcd.
+  std::string name = "strata";
+};
+
 struct Config {
   ServerConfig server;
   std::vector<UserConfig> users;
@@ -137,6 +160,7 @@ struct Config {
   LifecycleConfig lifecycle;
   PrefetchConfig prefetch;
   ScrubConfig scrub;
+  std::optional<ClusterConfig> cluster;  // empty: no [cluster] section, a single gateway
 
   // The upstream: the first tier of kind s3, or nullptr.
   const TierConfig* UpstreamTier() const;

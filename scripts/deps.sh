@@ -13,16 +13,18 @@ BUILD_PKGS=(
   build-essential cmake ninja-build ccache pkg-config
   libboost1.81-dev libssl-dev librocksdb-dev liburing-dev libisal-dev libtomlplusplus-dev
   libspdlog-dev libfmt-dev libpugixml-dev libgtest-dev libgmock-dev
-  libibverbs-dev librdmacm-dev libxxhash-dev
+  libibverbs-dev librdmacm-dev libxxhash-dev nlohmann-json3-dev
 )
 # s3fs mounts through FUSE 2 (its `fuse` dependency brings fusermount); rclone, s3fs,
 # s3cmd and awscli are real clients the e2e tests drive. With CI=true (.ci/run) a test whose
 # tool is missing fails instead of skipping (tests/e2e/require.py), so every tool a test
 # runs is listed here. moto_server (the upstream S3 store of the write-back and read-through
 # tests) has no Debian package: it comes with the python3 on PATH (pip's moto[server];
-# the machines' pyenv Python has it); --test checks that it is there.
+# the machines' pyenv Python has it); --test checks that it is there. etcd-server gives
+# /usr/bin/etcd, which the cluster's unit tests start on loopback
+# (tests/unit/storage/etcd_test_server.h; with CI=true they fail without it).
 TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli openssl clang-format-16
-           s3fs fuse rclone s3cmd)
+           s3fs fuse rclone s3cmd etcd-server)
 
 # The benchmark's baselines and load generator: nginx (static files and WebDAV PUT), wrk,
 # fio (the disk's fsync and sequential write rates) and perf (the profile).

@@ -542,6 +542,133 @@ TEST(ConfigTest, UpstreamTierAndRevalidation) {
       "tiers[1].revalidate_after:", "s3");
 }
 
+// A [cluster] section with every required key; tests replace or add one line.
+constexpr std::string_view kCluster = R"toml(
+[cluster]
+node = "gw-a"
+peer_listen = "127.0.0.1:9100"
+etcd = ["http://127.0.0.1:2379"]
+secret = "0123456789abcdef"
+)toml";
+
+std::string Cluster(std::string_view extra) {
+  return With(std::string(kCluster) + std::string(extra));
+}
+
+// kCluster without the line that starts with `key`.
+std::string ClusterWithout(std::string_view key) {
+  std::string s(kCluster);
+  const auto at = s.find("\n" + std::string(key) + " =");
+  s.erase(at + 1, s.find('\n', at + 1) - at);
+  return With(s);
+}
+
+TEST(ConfigTest, NoClusterSection) {
+  auto r = ParseConfig(With(""), "t");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->cluster.has_value());
+  auto embedded = ParseConfig(EmbeddedDefaultConfig(), "<embedded>");
+  ASSERT_TRUE(embedded.ok()) << embedded.error().message;
+  EXPECT_FALSE(embedded->cluster.has_value());
+}
+
+TEST(ConfigTest, ClusterDefaults) {
+  auto r = ParseConfig(Cluster(""), "t");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->cluster.has_value());
+  const ClusterConfig& c = *r->cluster;
+  EXPECT_EQ(c.node, "gw-a");
+  EXPECT_EQ(c.zone, "default");
+  EXPECT_EQ(c.peer_listen, "127.0.0.1:9100");
+  EXPECT_EQ(c.etcd, std::vector<std::string>{"http://127.0.0.1:2379"});
+  EXPECT_EQ(c.replicas, 3);
+  EXPECT_EQ(c.secret, "0123456789abcdef");
+  EXPECT_EQ(c.lease_ttl, milliseconds(5'000));
+  EXPECT_EQ(c.name, "strata");
+}
+
+TEST(ConfigTest, ClusterEveryKey) {
+  auto r = ParseConfig(Cluster("zone = \"rack-1\"\nreplicas = 1\nlease_ttl = \"2s\"\n"
+                               "name = \"prod.eu-1\"\n"),
+                       "t");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->cluster->zone, "rack-1");
+  EXPECT_EQ(r->cluster->replicas, 1);
+  EXPECT_EQ(r->cluster->lease_ttl, milliseconds(2'000));
+  EXPECT_EQ(r->cluster->name, "prod.eu-1");
+  auto several =
+      ParseConfig(With("[cluster]\nnode = \"n_1\"\npeer_listen = \"[::1]:9100\"\nsecret = "
+                       "\"abcdefghijklmnopqrstuvwxyz\"\netcd = [\"http://10.0.0.1:2379\", "
+                       "\"http://etcd-b:2379/\"]\nlease_ttl = \"1m\"\nreplicas = 16\n"),
+                  "t");
+  ASSERT_TRUE(several.ok()) << several.error().message;
+  EXPECT_EQ(several->cluster->etcd.size(), 2u);
+  EXPECT_EQ(several->cluster->peer_listen, "[::1]:9100");
+  EXPECT_EQ(several->cluster->lease_ttl, milliseconds(60'000));
+}
+
+TEST(ConfigTest, ClusterRequiredKeys) {
+  for (std::string_view key : {"node", "peer_listen", "etcd", "secret"}) {
+    const std::string name = "cluster." + std::string(key);
+    EXPECT_CONFIG_ERROR(ClusterWithout(key), std::string_view(name), std::string_view("missing"));
+  }
+  EXPECT_CONFIG_ERROR(With("[cluster]\n"), "cluster.", "missing");
+  EXPECT_CONFIG_ERROR("cluster = 1\n" + std::string(kMinimal), "cluster", "table");
+}
+
+TEST(ConfigTest, ClusterBadValues) {
+  EXPECT_CONFIG_ERROR(Cluster("other = 1\n"), "cluster.other", "unknown key");
+  EXPECT_CONFIG_ERROR(Cluster("").replace(Cluster("").find("node = \"gw-a\""), 13, "node = \"\""),
+                      "cluster.node:", "empty");
+  EXPECT_CONFIG_ERROR(
+      Cluster("").replace(Cluster("").find("node = \"gw-a\""), 13, "node = \"gw/a\""),
+      "cluster.node:", "letters");
+  EXPECT_CONFIG_ERROR(Cluster("name = \"a b\"\n"), "cluster.name:", "letters");
+  EXPECT_CONFIG_ERROR(Cluster("name = \"" + std::string(65, 'x') + "\"\n"), "cluster.name:", "64");
+  EXPECT_CONFIG_ERROR(Cluster("zone = \"\"\n"), "cluster.zone:", "empty");
+  EXPECT_CONFIG_ERROR(Cluster("zone = 3\n"), "cluster.zone:", "string");
+  EXPECT_CONFIG_ERROR(Cluster("replicas = 0\n"), "cluster.replicas:", "1 to 16");
+  EXPECT_CONFIG_ERROR(Cluster("replicas = -2\n"), "cluster.replicas:");
+  EXPECT_CONFIG_ERROR(Cluster("replicas = \"3\"\n"), "cluster.replicas:", "integer");
+  EXPECT_CONFIG_ERROR(Cluster("lease_ttl = \"1s\"\n"), "cluster.lease_ttl:", "at least 2s");
+  EXPECT_CONFIG_ERROR(Cluster("lease_ttl = \"1999ms\"\n"), "cluster.lease_ttl:", "at least 2s");
+  EXPECT_CONFIG_ERROR(Cluster("lease_ttl = \"2500ms\"\n"), "cluster.lease_ttl:", "whole");
+  EXPECT_CONFIG_ERROR(Cluster("lease_ttl = 5\n"), "cluster.lease_ttl:", "duration");
+  EXPECT_CONFIG_ERROR(Cluster("lease_ttl = \"0s\"\n"), "cluster.lease_ttl:");
+  const auto replace = [](std::string_view from, std::string_view to) {
+    std::string s = Cluster("");
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  EXPECT_CONFIG_ERROR(replace("\"127.0.0.1:9100\"", "\"127.0.0.1\""),
+                      "cluster.peer_listen:", "port");
+  EXPECT_CONFIG_ERROR(replace("\"127.0.0.1:9100\"", "9100"), "cluster.peer_listen:", "string");
+  EXPECT_CONFIG_ERROR(replace("[\"http://127.0.0.1:2379\"]", "[]"),
+                      "cluster.etcd:", "at least one");
+  EXPECT_CONFIG_ERROR(replace("[\"http://127.0.0.1:2379\"]", "\"http://127.0.0.1:2379\""),
+                      "cluster.etcd:", "list");
+  EXPECT_CONFIG_ERROR(replace("\"http://127.0.0.1:2379\"", "\"127.0.0.1:2379\""),
+                      "cluster.etcd[0]:", "http://");
+  EXPECT_CONFIG_ERROR(replace("\"http://127.0.0.1:2379\"", "\"https://127.0.0.1:2379\""),
+                      "cluster.etcd[0]:", "https");
+  EXPECT_CONFIG_ERROR(replace("\"http://127.0.0.1:2379\"", "\"http://127.0.0.1\""),
+                      "cluster.etcd[0]:", "port");
+  EXPECT_CONFIG_ERROR(replace("\"http://127.0.0.1:2379\"", "\"http://h:1\", 5"),
+                      "cluster.etcd[1]:", "string");
+  EXPECT_CONFIG_ERROR(replace("\"http://127.0.0.1:2379\"", "\"http://h:1\", \"http://h:1\""),
+                      "cluster.etcd[1]:", "twice");
+  EXPECT_CONFIG_ERROR(replace("\"0123456789abcdef\"", "\"short\""),
+                      "cluster.secret:", "at least 16");
+  EXPECT_CONFIG_ERROR(replace("\"0123456789abcdef\"", "16"), "cluster.secret:", "string");
+}
+
+TEST(ConfigTest, ClusterSecretNeverInMessages) {
+  std::string s = Cluster("");
+  s.replace(s.find("\"0123456789abcdef\""), 18, "\"hunter2\"");
+  const std::string msg = ParseError(s);
+  EXPECT_EQ(msg.find("hunter2"), std::string::npos) << msg;
+}
+
 TEST(ConfigTest, LoadConfigFile) {
   auto missing = LoadConfigFile("/nonexistent/dir/strata.toml");
   ASSERT_FALSE(missing.ok());
