@@ -270,9 +270,10 @@ asio::awaitable<void> Refuse(State& s, ServerConnection& c, Error error, std::st
   if (s.stopping) {
     co_return;  // Stop cancelled the session: nothing went wrong with the peer
   }
-  Bump(s.sessions_failed);
   spdlog::warn("peer: closing the connection from {} ({}{}): {}", c.remote, stage,
                c.session.peer().empty() ? "" : ", node " + c.session.peer(), error.message);
+  // Counted once logged: whoever sees the count sees the line.
+  Bump(s.sessions_failed);
   if (!c.session.farewell().empty()) {
     (void)co_await WriteAll(c.socket, c.session.farewell(), After(s.options.handshake_timeout));
   }

@@ -125,7 +125,15 @@ std::string Pattern(std::uint64_t seed, std::uint64_t offset, std::size_t n) {
   return out;
 }
 
-enum Op : std::uint32_t { kEcho = 1, kSink = 2, kSource = 3, kFail = 4, kHang = 5 };
+enum Op : std::uint32_t {
+  kEcho = 1,
+  kSink = 2,
+  kSource = 3,
+  kFail = 4,
+  kHang = 5,
+  kFailMidStream = 6,
+  kNoResponse = 7
+};
 
 struct Served {
   std::atomic<int> calls{0};
@@ -139,6 +147,8 @@ struct Served {
 //   kSource  "seed:size": a response stream of `size` bytes of Pattern(seed), 1 MiB chunks
 //   kFail    kNoSuchKey
 //   kHang    waits until cancelled
+//   kFailMidStream  a response with a stream, one chunk, then kUnavailable
+//   kNoResponse     returns without responding
 PeerTask<void> Handle(Served& served, PeerIncomingCall& call) {
   served.calls.fetch_add(1);
   const PeerRequest& request = call.request();
@@ -193,6 +203,18 @@ PeerTask<void> Handle(Served& served, PeerIncomingCall& call) {
       co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       co_return Error(ErrorCode::kInternal, "woke up");
     }
+    case kFailMidStream: {
+      PeerResponse response{0, "", true};
+      if (auto sent = co_await call.Respond(std::move(response)); !sent.ok()) {
+        co_return sent;
+      }
+      if (auto sent = co_await call.Write(std::string(1000, 'a')); !sent.ok()) {
+        co_return sent;
+      }
+      co_return Error(ErrorCode::kUnavailable, "the disk went away", true);
+    }
+    case kNoResponse:
+      co_return Ok();
     default:
       co_return Error(ErrorCode::kNotImplemented, "op " + std::to_string(request.op));
   }
@@ -529,6 +551,90 @@ TEST_F(TcpTransportTest, ConcurrentCallsShareASmallPool) {
   EXPECT_EQ(second.reused - first.reused, 4u);
   EXPECT_EQ(server_->stats().accepted, second.connects);
   EXPECT_EQ(server_->stats().handler_calls, 2u * kCalls);
+}
+
+TEST_F(TcpTransportTest, HandlersThatFailOrLeaveCallsHalfDoneAreAnsweredForThem) {
+  // Fails in the middle of its stream: the caller's next Read gets the error.
+  auto result = client_io_.Run([&]() -> PeerTask<std::uint64_t> {
+    PeerRequest request{kFailMidStream, ""};
+    auto call = co_await client_->Call(Address(), std::move(request));
+    if (!call.ok()) {
+      co_return std::move(call).error();
+    }
+    auto response = co_await (*call)->Response();
+    if (!response.ok()) {
+      co_return std::move(response).error();
+    }
+    std::uint64_t bytes = 0;
+    for (;;) {
+      auto chunk = co_await (*call)->Read();
+      if (!chunk.ok()) {
+        co_return std::move(chunk).error();
+      }
+      if (!*chunk) {
+        co_return bytes;
+      }
+      bytes += (*chunk)->size();
+    }
+  }());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(result.error().message, "the disk went away");
+
+  // No response at all: kInternal.
+  auto response = client_io_.Run(Simple(*client_, Address(), {kNoResponse, ""}));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code, ErrorCode::kInternal) << response.error().message;
+
+  // An error before reading the request's stream: the stream is read and dropped for it,
+  // and the connection serves the next call.
+  const auto accepted = server_->stats().accepted;
+  auto failed = client_io_.Run([&]() -> PeerTask<PeerResponse> {
+    PeerRequest request{kFail, "", true};
+    auto call = co_await client_->Call(Address(), std::move(request));
+    if (!call.ok()) {
+      co_return std::move(call).error();
+    }
+    for (int i = 0; i < 5; ++i) {
+      if (auto sent = co_await (*call)->Write(Pattern(1, 0, kMaxPeerChunk)); !sent.ok()) {
+        co_return std::move(sent).error();
+      }
+    }
+    if (auto closed = co_await (*call)->CloseRequest(); !closed.ok()) {
+      co_return std::move(closed).error();
+    }
+    co_return co_await (*call)->Response();
+  }());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kNoSuchKey) << failed.error().message;
+  ExpectServesAGoodClient();
+  EXPECT_EQ(server_->stats().accepted, accepted);
+
+  // A caller that drops its call half way through the response's stream: its connection
+  // is closed, never pooled; the server logs it once and serves on.
+  auto dropped = client_io_.Run([&]() -> PeerTask<void> {
+    PeerRequest request{kSource,
+                        "5:" + std::to_string(64ull << 20)};  // more than the socket buffers
+    auto call = co_await client_->Call(Address(), std::move(request));
+    if (!call.ok()) {
+      co_return std::move(call).error();
+    }
+    if (auto response = co_await (*call)->Response(); !response.ok()) {
+      co_return std::move(response).error();
+    }
+    auto chunk = co_await (*call)->Read();
+    if (!chunk.ok()) {
+      co_return std::move(chunk).error();
+    }
+    co_return Ok();  // the call goes with the rest of the stream unread
+  }());
+  ASSERT_TRUE(dropped.ok()) << dropped.error().message;
+  ASSERT_TRUE(WaitUntil([&] { return server_->stats().sessions_failed == 1; }));
+  EXPECT_EQ(LogLines("closing the connection"), 1);
+  const auto connects = client_->stats().connects;
+  ExpectServesAGoodClient();
+  EXPECT_EQ(client_->stats().connects, connects + 1) << "a dropped call's connection was reused";
+  EXPECT_EQ(server_->stats().sessions_failed, 1u);
 }
 
 TEST_F(TcpTransportTest, APooledConnectionServesCallAfterCall) {
