@@ -128,7 +128,8 @@ class PeerTransport {
 };
 
 // Whether `error` is a callee's refusal of a stale membership epoch; `epoch` gets the
-// callee's epoch then.
+// callee's epoch then. The epoch travels as the Error's detail "StrataPeerEpoch": a caller
+// that turns such an error into an S3 answer drops it (or maps the error) first.
 bool IsStaleEpoch(const Error& error, std::uint64_t* epoch = nullptr);
 
 }  // namespace strata::storage
