@@ -105,7 +105,8 @@ class PeerIncomingCall {
 // Serves one call. An error returned before Respond goes to the caller as its response
 // (its code, message and retryable flag); one returned during the response's stream ends
 // that stream with the error. A handler that returns without responding answers
-// kInternal.
+// kInternal. A handler must not throw (strata's rule): TcpTransport would log the
+// exception and close the connection, and the caller would see kUnavailable.
 using PeerHandler = std::function<PeerTask<void>(PeerIncomingCall&)>;
 
 class PeerTransport {

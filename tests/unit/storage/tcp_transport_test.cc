@@ -114,13 +114,23 @@ std::uint64_t Mix(std::uint64_t x) {
 }
 std::string Pattern(std::uint64_t seed, std::uint64_t offset, std::size_t n) {
   std::string out(n, '\0');
-  std::uint64_t word = Mix(seed ^ (offset / 8));
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t at = offset + i;
-    if (at % 8 == 0) {
-      word = Mix(seed ^ (at / 8));
+  std::size_t i = 0;
+  // Byte by byte to a word boundary, then whole words (little-endian, as the bytes are
+  // defined), then the tail.
+  const auto byte_at = [seed](std::uint64_t at) {
+    return static_cast<char>(Mix(seed ^ (at / 8)) >> (8 * (at % 8)));
+  };
+  for (; i < n && (offset + i) % 8 != 0; ++i) {
+    out[i] = byte_at(offset + i);
+  }
+  for (; i + 8 <= n; i += 8) {
+    const std::uint64_t word = Mix(seed ^ ((offset + i) / 8));
+    for (int b = 0; b < 8; ++b) {
+      out[i + static_cast<std::size_t>(b)] = static_cast<char>(word >> (8 * b));
     }
-    out[i] = static_cast<char>(word >> (8 * (at % 8)));
+  }
+  for (; i < n; ++i) {
+    out[i] = byte_at(offset + i);
   }
   return out;
 }
