@@ -15,6 +15,7 @@
 #include "gateway/services.h"
 #include "gateway/xml_budget.h"
 #include "metadata/index.h"
+#include "storage/cluster.h"
 #include "storage/data_path.h"
 #include "storage/tier_engine.h"
 
@@ -109,6 +110,23 @@ int main(int argc, char** argv) {
   TaskGroup background;
   services.background = &background;
 
+  // With [cluster]: join (etcd) and serve the peer port before serving S3, so a gateway
+  // that cannot join (etcd unreachable, its node name taken) never answers as a member.
+  std::unique_ptr<storage::Cluster> cluster;
+  if (config->cluster) {
+    auto opened = storage::Cluster::Open(*config, clock);
+    if (!opened.ok()) {
+      return Fail("[cluster]: " + opened.error().message);
+    }
+    cluster = std::move(opened).value();
+    auto joined = cluster->Start();
+    if (!joined.ok()) {
+      return Fail("cannot join cluster " + config->cluster->name + " as " + config->cluster->node +
+                  ": " + joined.error().message);
+    }
+    services.cluster = cluster.get();
+  }
+
   gateway::Server server(services);
   auto started = server.Start();
   if (!started.ok()) {
@@ -116,6 +134,9 @@ int main(int argc, char** argv) {
   }
   (*engine)->Start();
   server.Run();
+  if (cluster) {
+    cluster->Stop();  // leaves at once: the other members stop counting on this one
+  }
   (*engine)->Stop();
   blocking_pool.join();
   engine->reset();  // before the index closes

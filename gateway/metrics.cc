@@ -256,6 +256,32 @@ void RenderScrub(ExpositionWriter& w, const storage::ScrubStats& s) {
            s.errors - std::min(s.errors, s.repaired + s.unrepairable + s.repair_failed));
 }
 
+void RenderCluster(ExpositionWriter& w, const storage::ClusterStatus& c) {
+  w.Family("strata_cluster_members", "gauge", "Members in this gateway's view of its cluster.");
+  w.Sample("strata_cluster_members", {}, std::uint64_t{c.view->members.size()});
+  w.Family("strata_cluster_epoch", "gauge",
+           "The membership epoch this gateway knows (etcd's revision of the last change).");
+  w.Sample("strata_cluster_epoch", {}, static_cast<std::uint64_t>(c.view->epoch));
+  w.Family("strata_cluster_may_accept_writes", "gauge",
+           "1 while this gateway's membership lease is certainly alive (the write fence).");
+  w.Sample("strata_cluster_may_accept_writes", {}, std::uint64_t{c.may_accept_writes ? 1u : 0u});
+  w.Family("strata_cluster_keepalives_total", "counter", "Renewals of the membership lease.");
+  w.Sample("strata_cluster_keepalives_total", {{"outcome", "ok"}}, c.membership.keepalives);
+  w.Sample("strata_cluster_keepalives_total", {{"outcome", "failed"}},
+           c.membership.keepalive_failures);
+  w.Family("strata_cluster_watch_restarts_total", "counter",
+           "Member-list watch streams reopened after a failure.");
+  w.Sample("strata_cluster_watch_restarts_total", {}, c.membership.watch_restarts);
+  w.Family("strata_peer_connections_total", "counter",
+           "Peer transport connections, by what became of them.");
+  w.Sample("strata_peer_connections_total", {{"outcome", "accepted"}}, c.transport.accepted);
+  w.Sample("strata_peer_connections_total", {{"outcome", "refused"}}, c.transport.refused);
+  w.Sample("strata_peer_connections_total", {{"outcome", "failed"}}, c.transport.sessions_failed);
+  w.Sample("strata_peer_connections_total", {{"outcome", "connected"}}, c.transport.connects);
+  w.Family("strata_peer_calls_served_total", "counter", "Peer calls this gateway served.");
+  w.Sample("strata_peer_calls_served_total", {}, c.transport.calls_served);
+}
+
 void RenderFetches(ExpositionWriter& w, const FetchSample& f) {
   w.Family("strata_fetches_total", "counter",
            "Background fetches of upstream copies onto the hot tier (restore, prefetch), by "
@@ -578,6 +604,9 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scop
   if (sample.scrub) {
     RenderScrub(w, *sample.scrub);
   }
+  if (sample.cluster) {
+    RenderCluster(w, *sample.cluster);
+  }
   w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
   w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
   w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -610,6 +639,9 @@ std::string GatewayMetrics::Scrape(const Services& services, MetricsScope scope)
   }
   sample.index_cache = services.index.BlockCache();
   sample.index_reads = metadata::ReadInlineCounts();
+  if (services.cluster != nullptr) {
+    sample.cluster = services.cluster->Status();
+  }
   {
     storage::EngineStats engine = services.engine.Stats();
     sample.tier_caches = std::move(engine.tier_caches);

@@ -27,6 +27,7 @@
 #include "gateway/usage_report.h"
 #include "metadata/index.h"
 #include "metadata/read_inline.h"
+#include "storage/cluster.h"
 #include "storage/engine_stats.h"
 
 namespace strata::gateway {
@@ -157,6 +158,7 @@ struct ScrapeSample {
   std::optional<storage::LifecycleStats> lifecycle;  // nullopt: no lifecycle worker
   std::optional<FetchSample> fetch;                  // nullopt: no upstream configured
   std::optional<storage::ScrubStats> scrub;          // nullopt: no scrubber
+  std::optional<storage::ClusterStatus> cluster;     // nullopt: no [cluster]
   std::optional<WritebackSample> writeback;          // nullopt: no upstream configured
   std::optional<UsageReport> usage;                  // nullopt: not read (no index, or it failed)
   std::optional<metadata::IndexCacheStats> index_cache;   // nullopt: no index

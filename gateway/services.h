@@ -9,6 +9,7 @@
 #include "common/config.h"
 #include "common/task_group.h"
 #include "metadata/index.h"
+#include "storage/cluster.h"
 #include "storage/object_store.h"
 #include "storage/tier_engine.h"
 
@@ -24,6 +25,8 @@ struct Services {
   storage::ObjectStore& store;  // engine.store(): buckets, writes, local reads
   const auth::Verifier& verifier;
   boost::asio::thread_pool& blocking_pool;  // fsync and synced index writes
+  // The membership and peer transport with a [cluster] section; nullptr without.
+  storage::Cluster* cluster = nullptr;
   // Work a request leaves running after its answer (the commit of a read-through fill),
   // on the request's core; Server::Run waits for it (then cancels it) after the sessions.
   TaskGroup* background = nullptr;

@@ -7,6 +7,7 @@
 #   scripts/deps.sh --test   build and test dependencies
 #   scripts/deps.sh --bench  build dependencies plus what tools/bench/run.sh drives
 #   scripts/deps.sh --fuzz   build dependencies plus clang-16's libFuzzer (scripts/fuzz.sh)
+#   scripts/deps.sh --cluster  build dependencies plus etcd (scripts/cluster.sh)
 set -euo pipefail
 
 BUILD_PKGS=(
@@ -39,8 +40,9 @@ for arg in "$@"; do
   case "$arg" in
     --test) want+=("${TEST_PKGS[@]}"); test_deps=1 ;;
     --bench) want+=("${BENCH_PKGS[@]}") ;;
+    --cluster) want+=(etcd-server curl openssl) ;;
     --fuzz) want+=("${FUZZ_PKGS[@]}") ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "deps.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done

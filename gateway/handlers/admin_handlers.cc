@@ -11,6 +11,8 @@
 //   /_strata/admin/prefetch[/<id>]            -> bulk prefetch jobs (prefetch_admin.cc)
 //   GET|POST /_strata/admin/scrub             -> the scrubber's state, start a pass
 //                                               (scrub_admin.cc)
+//   GET    /_strata/admin/cluster           -> the members, the epoch, a ping of each
+//                                               (cluster_admin.cc)
 #include <openssl/rand.h>
 
 #include "common/http_time.h"
@@ -67,6 +69,9 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
   }
   if (path == kScrubPath) {
     co_return co_await HandleScrubAdmin(ctx);
+  }
+  if (path == kClusterPath) {
+    co_return co_await HandleClusterAdmin(ctx);
   }
   if (path == kUsagePath && verb == http::verb::get) {
     STRATA_CO_TRY(auto report, co_await Offload(ctx.services.blocking_pool, [&] {

@@ -176,6 +176,10 @@ HandlerResult HandlePrefetchAdmin(RequestContext& ctx);
 inline constexpr std::string_view kScrubPath = "/_strata/admin/scrub";
 // GET (status) and POST (start a pass) of the scrubber (handlers/scrub_admin.cc).
 HandlerResult HandleScrubAdmin(RequestContext& ctx);
+inline constexpr std::string_view kClusterPath = "/_strata/admin/cluster";
+// GET: this gateway's view of its cluster, with a ping of each member
+// (handlers/cluster_admin.cc).
+HandlerResult HandleClusterAdmin(RequestContext& ctx);
 // The admin API's JSON answer (strings in it escaped with common/text.h's JsonEscape).
 HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json);
 

@@ -865,3 +865,4 @@ class Background(threading.Thread):
 # The upstream S3 store (moto_server behind a proxy): fixtures `upstream` and `cold_strata`
 
 from upstream import cold_strata, upstream  # noqa: E402,F401 - fixtures, found by name
+from etcd import etcd  # noqa: E402,F401 - a fixture, found by name

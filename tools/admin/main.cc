@@ -21,6 +21,7 @@
 
 #include "auth/signer.h"
 #include "common/config.h"
+#include "tools/admin/cluster_table.h"
 #include "tools/admin/prefetch_progress.h"
 #include "tools/admin/usage_table.h"
 
@@ -44,6 +45,7 @@ int Usage() {
                "[--budget SIZE] [--wait]\n"
                "       strata-admin [--config FILE] prefetch list | status ID | cancel ID\n"
                "       strata-admin [--config FILE] scrub status | start [--wait [SECONDS]]\n"
+               "       strata-admin [--config FILE] cluster status [--json]\n"
                "  writeback  the write-back backlog: objects, bytes, age of the oldest, failing\n"
                "  flush      pushes the backlog upstream now and waits until it is empty\n"
                "             (exit 0), or until the timeout (default 60 s; exit 1)\n"
@@ -56,7 +58,10 @@ int Usage() {
                "             prints its progress until it ends (exit 0 when done)\n"
                "  scrub      the scrubber's state (copies and bytes verified, damage found,\n"
                "             repaired, unrepairable); start runs a pass now, --wait until it\n"
-               "             has completed (default at most 3600 s; exit 1 past it)\n");
+               "             has completed (default at most 3600 s; exit 1 past it)\n"
+               "  cluster    the gateway's view of its cluster: members, zones, epoch,\n"
+               "             whether it accepts writes, and a ping of each member over the\n"
+               "             peer transport\n");
   return 2;
 }
 
@@ -314,6 +319,23 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 1 && args[0] == "writeback") {
     return Call(*config, http::verb::get, "/_strata/admin/writeback", "");
+  }
+  if (args.size() >= 2 && args[0] == "cluster" && args[1] == "status") {
+    if (args.size() == 3 && args[2] == "--json") {
+      return Call(*config, http::verb::get, "/_strata/admin/cluster", "");
+    }
+    if (args.size() != 2) {
+      return Usage();
+    }
+    return Call(*config, http::verb::get, "/_strata/admin/cluster", "",
+                [](const std::string& body) {
+                  auto table = strata::admin::ClusterTable(body);
+                  if (!table) {
+                    return Fail("the server's cluster view is not the expected JSON: " + body);
+                  }
+                  std::fputs(table->c_str(), stdout);
+                  return 0;
+                });
   }
   if (args.size() == 2 && args[0] == "scrub" && args[1] == "status") {
     return Call(*config, http::verb::get, "/_strata/admin/scrub", "");

@@ -7,43 +7,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tools/admin/table.h"
+
 namespace strata::admin {
 namespace {
 
 namespace json = boost::json;
-
-// A table with left-aligned text and right-aligned numbers, columns as wide as their
-// widest cell.
-class Table {
- public:
-  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string Render() const {
-    std::vector<std::size_t> width(rows_.front().size(), 0);
-    for (const auto& row : rows_) {
-      for (std::size_t c = 0; c < row.size(); ++c) {
-        width[c] = std::max(width[c], row[c].size());
-      }
-    }
-    std::string out;
-    for (const auto& row : rows_) {
-      std::string line;
-      for (std::size_t c = 0; c < row.size(); ++c) {
-        const std::string pad(width[c] - row[c].size(), ' ');
-        line += c < 2 ? row[c] + pad : pad + row[c];  // bucket and tier left, numbers right
-        line += c + 1 < row.size() ? "  " : "";
-      }
-      while (!line.empty() && line.back() == ' ') {
-        line.pop_back();
-      }
-      out += line + "\n";
-    }
-    return out;
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
 
 std::string Money(double dollars) {
   if (dollars > 0 && dollars < 0.005) {
@@ -91,7 +60,7 @@ std::string HumanBytes(double bytes) {
 std::optional<std::string> UsageTable(const std::string& text) {
   try {
     const json::object doc = json::parse(text).as_object();
-    Table buckets({"BUCKET", "TIER", "OBJECTS", "BYTES", "SIZE", "COST/MONTH"});
+    TextTable buckets({"BUCKET", "TIER", "OBJECTS", "BYTES", "SIZE", "COST/MONTH"}, 2);
     for (const auto& item : doc.at("buckets").as_array()) {
       const json::object& line = item.as_object();
       buckets.Add({Text(line, "bucket"), Text(line, "tier"), std::to_string(Int(line, "objects")),
@@ -99,8 +68,9 @@ std::optional<std::string> UsageTable(const std::string& text) {
                    HumanBytes(static_cast<double>(Int(line, "bytes"))),
                    Money(Real(line, "cost_per_month"))});
     }
-    Table tiers(
-        {"TIER", "KIND", "OBJECTS", "BYTES", "SIZE", "CAPACITY", "PRICE/GB-MONTH", "COST/MONTH"});
+    TextTable tiers(
+        {"TIER", "KIND", "OBJECTS", "BYTES", "SIZE", "CAPACITY", "PRICE/GB-MONTH", "COST/MONTH"},
+        2);
     for (const auto& item : doc.at("tiers").as_array()) {
       const json::object& tier = item.as_object();
       const std::int64_t capacity = Int(tier, "capacity");

@@ -1,0 +1,87 @@
+// The cluster's part of the admin API (admin users only, routed by HandleAdmin):
+//   GET /_strata/admin/cluster[?probe=false] ->
+//     {"cluster": true, "name": .., "node": .., "zone": .., "replicas": N, "epoch": N,
+//      "may_accept_writes": bool,
+//      "members": [{"node", "zone", "peer", "capacity_bytes", "self": bool,
+//                   "reachable": bool, "rtt_ms": x, "epoch": N, "error": ".."}],
+//      "membership": {"keepalives", "keepalive_failures", "views", "watch_restarts"},
+//      "transport": {"accepted", "refused", "sessions_failed", "calls_served", "connects"}}
+//   Each member is pinged over the peer transport (handshake included) unless probe=false;
+//   a gateway without [cluster] answers {"cluster": false}.
+#include <chrono>
+#include <cstdio>
+
+#include "gateway/handlers/context.h"
+#include "storage/cluster.h"
+
+namespace strata::gateway {
+namespace {
+
+// How long a status request waits for the members' pings.
+constexpr std::chrono::milliseconds kProbeTimeout{3'000};
+
+std::string Field(std::string_view name, std::uint64_t value) {
+  return "\"" + std::string(name) + "\":" + std::to_string(value);
+}
+
+std::string MemberJson(const storage::MemberInfo& member, const std::string& self,
+                       const storage::PeerProbe* probe) {
+  std::string json = "{\"node\":\"" + JsonEscape(member.node) + "\",\"zone\":\"" +
+                     JsonEscape(member.zone) + "\",\"peer\":\"" + JsonEscape(member.peer) + "\"," +
+                     Field("capacity_bytes", member.capacity_bytes) +
+                     ",\"self\":" + (member.node == self ? "true" : "false");
+  if (probe != nullptr) {
+    char rtt[32];
+    std::snprintf(rtt, sizeof rtt, "%.3f", probe->rtt_ms);
+    json += std::string(",\"reachable\":") + (probe->reachable ? "true" : "false") +
+            ",\"rtt_ms\":" + rtt + ",\"epoch\":" + std::to_string(probe->epoch) + ",\"error\":\"" +
+            JsonEscape(probe->error) + "\"";
+  }
+  return json + "}";
+}
+
+}  // namespace
+
+HandlerResult HandleClusterAdmin(RequestContext& ctx) {
+  if (ctx.request().method() != http::verb::get) {
+    co_return Error(ErrorCode::kNotFound, "no such admin API resource");
+  }
+  storage::Cluster* cluster = ctx.services.cluster;
+  if (cluster == nullptr) {
+    std::string single = "{\"cluster\":false}";
+    co_return co_await SendJson(ctx, 200, std::move(single));
+  }
+  const bool probe = ctx.target.Param("probe").value_or("true") != "false";
+  std::vector<storage::PeerProbe> probes;
+  if (probe) {
+    probes = co_await cluster->Probe(kProbeTimeout);
+  }
+  const storage::ClusterStatus status = cluster->Status();
+  std::string json = "{\"cluster\":true,\"name\":\"" + JsonEscape(status.name) + "\",\"node\":\"" +
+                     JsonEscape(status.node) + "\",\"zone\":\"" + JsonEscape(status.zone) +
+                     "\",\"replicas\":" + std::to_string(status.replicas) +
+                     ",\"epoch\":" + std::to_string(status.view->epoch) +
+                     ",\"may_accept_writes\":" + (status.may_accept_writes ? "true" : "false") +
+                     ",\"members\":[";
+  for (std::size_t i = 0; i < status.view->members.size(); ++i) {
+    const auto& member = status.view->members[i];
+    const storage::PeerProbe* found = nullptr;
+    for (const auto& p : probes) {
+      if (p.node == member.node) {
+        found = &p;
+      }
+    }
+    json += (i > 0 ? "," : "") + MemberJson(member, status.node, found);
+  }
+  const auto& m = status.membership;
+  const auto& t = status.transport;
+  json += "],\"membership\":{" + Field("keepalives", m.keepalives) + "," +
+          Field("keepalive_failures", m.keepalive_failures) + "," + Field("views", m.views) + "," +
+          Field("watch_restarts", m.watch_restarts) + "},\"transport\":{" +
+          Field("accepted", t.accepted) + "," + Field("refused", t.refused) + "," +
+          Field("sessions_failed", t.sessions_failed) + "," +
+          Field("calls_served", t.calls_served) + "," + Field("connects", t.connects) + "}}";
+  co_return co_await SendJson(ctx, 200, std::move(json));
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,291 @@
+// Cluster: wires the membership (EtcdMembership) and the peer transport (TcpTransport) of a
+// gateway in a cluster, on one io_context thread of their own.
+#include "storage/cluster.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <charconv>
+#include <thread>
+#include <utility>
+
+#include "common/task_group.h"
+#include "storage/peer/tcp_transport.h"
+
+namespace strata::storage {
+namespace {
+
+namespace asio = boost::asio;
+
+// The ops of this gateway's peer calls (PeerRequest::op).
+enum PeerOp : std::uint32_t {
+  kOpPing = 1,  // -> status 0, payload "<node> <epoch>"
+};
+
+std::uint64_t PeerCapacity(const Config& config) {
+  std::uint64_t total = 0;
+  for (const auto& tier : config.tiers) {
+    if (tier.kind == TierKind::kPeer) {
+      total += tier.capacity;
+    }
+  }
+  return total;
+}
+
+class ClusterNode final : public Cluster {
+ public:
+  ClusterNode(const Config& config, const Clock& clock)
+      : config_(*config.cluster),
+        clock_(clock),
+        capacity_(PeerCapacity(config)),
+        work_(asio::make_work_guard(io_)) {}
+
+  ~ClusterNode() override { Stop(); }
+
+  Result<void> Init() {
+    auto membership = MakeEtcdMembership(io_.get_executor(), config_, clock_, capacity_);
+    if (!membership.ok()) {
+      return std::move(membership).error();
+    }
+    membership_ = std::move(membership).value();
+    transport_ = std::make_unique<peer::TcpTransport>(
+        io_.get_executor(),
+        peer::TcpTransportOptions{
+            .node = config_.node, .secret = config_.secret, .listen = config_.peer_listen});
+    return Ok();
+  }
+
+  Result<void> Start() override {
+    thread_ = std::thread([this] { io_.run(); });
+    auto served =
+        transport_->Serve([this](PeerIncomingCall& call) -> PeerTask<void> { return Serve(call); });
+    if (!served.ok()) {
+      Stop();
+      return served;
+    }
+    auto joined = Join();
+    if (!joined.ok()) {
+      Stop();
+      return joined;
+    }
+    // The transport stamps the epoch this gateway knows on its calls and refuses callers
+    // that know an older one.
+    subscription_ = membership_->Subscribe([this](std::shared_ptr<const MembershipView> view) {
+      transport_->SetEpoch(static_cast<std::uint64_t>(view->epoch));
+    });
+    const auto view = membership_->View();
+    transport_->SetEpoch(static_cast<std::uint64_t>(view->epoch));
+    joined_ = true;
+    spdlog::info("cluster {}: joined as {} (zone {}), {} members, epoch {}; peer port {}",
+                 config_.name, config_.node, config_.zone, view->members.size(), view->epoch,
+                 config_.peer_listen);
+    return Ok();
+  }
+
+  void Stop() override {
+    if (stopped_ || !thread_.joinable()) {
+      stopped_ = true;
+      return;
+    }
+    stopped_ = true;
+    if (joined_) {
+      membership_->Unsubscribe(subscription_);
+      // Leave first, so the other members stop sending here.
+      auto left = asio::co_spawn(io_, membership_->Stop(), asio::use_future).get();
+      if (!left.ok()) {
+        spdlog::warn("cluster {}: leaving: {} (the registration expires by itself)", config_.name,
+                     left.error().message);
+      }
+    }
+    transport_->Stop();
+    probes_.Close();
+    probes_.Cancel();
+    probes_.Join();
+    work_.reset();
+    thread_.join();
+  }
+
+  ClusterStatus Status() const override {
+    const auto stats = transport_->stats();
+    return ClusterStatus{
+        .name = config_.name,
+        .node = config_.node,
+        .zone = config_.zone,
+        .replicas = config_.replicas,
+        .view = membership_->View(),
+        .may_accept_writes = membership_->MayAcceptWrites(),
+        .membership = membership_->Stats(),
+        .transport = PeerTransportCounters{.accepted = stats.accepted,
+                                           .refused = stats.refused,
+                                           .sessions_failed = stats.sessions_failed,
+                                           .calls_served = stats.handler_calls,
+                                           .connects = stats.connects},
+    };
+  }
+
+  asio::awaitable<std::vector<PeerProbe>> Probe(std::chrono::milliseconds timeout) override {
+    co_return co_await asio::co_spawn(io_, ProbeAll(timeout), asio::use_awaitable);
+  }
+
+ private:
+  // Membership::Start, again while the node name is registered already, until twice the
+  // lease's TTL has passed: a registration left by a run of this gateway that crashed
+  // expires within one TTL, one held by a live gateway of the same name never does.
+  Result<void> Join() {
+    const auto deadline =
+        std::chrono::steady_clock::now() + 2 * config_.lease_ttl + std::chrono::seconds(1);
+    bool waited = false;
+    while (true) {
+      auto joined = asio::co_spawn(io_, membership_->Start(), asio::use_future).get();
+      if (joined.ok() || joined.error().code != ErrorCode::kAlreadyExists ||
+          std::chrono::steady_clock::now() >= deadline) {
+        return joined;
+      }
+      if (!waited) {
+        spdlog::warn(
+            "cluster {}: {} is registered already (a run of this gateway that crashed, or "
+            "another gateway of that name): waiting for that registration to expire",
+            config_.name, config_.node);
+        waited = true;
+      }
+      std::this_thread::sleep_for(config_.lease_ttl / 4);
+      // Start is once per membership: a fresh one for the next try, made and dropped on
+      // the cluster's thread, which its client's sockets belong to.
+      asio::co_spawn(
+          io_,
+          [this]() -> asio::awaitable<void> {
+            membership_.reset();
+            membership_ = std::move(
+                MakeEtcdMembership(io_.get_executor(), config_, clock_, capacity_).value());
+            co_return;
+          },
+          asio::use_future)
+          .get();
+    }
+  }
+
+  // One Probe's pings, shared by them and ProbeAll, which may stop waiting (a timeout)
+  // before they end. The cluster's thread only.
+  struct ProbeRound {
+    explicit ProbeRound(asio::io_context& io) : timer(io) {}
+    std::vector<PeerProbe> results;
+    std::vector<bool> done;
+    std::size_t remaining = 0;
+    asio::steady_timer timer;  // ProbeAll's wait: cancelled when the last ping ends
+  };
+
+  PeerTask<void> Serve(PeerIncomingCall& call) {
+    if (call.request().op != kOpPing) {
+      co_return Error(ErrorCode::kNotImplemented,
+                      "peer op " + std::to_string(call.request().op) + " is not served");
+    }
+    // Named, not a braced temporary in the co_await: GCC 12 destroys such a temporary
+    // twice (ASan: double free).
+    PeerResponse pong;
+    pong.payload = config_.node + " " + std::to_string(membership_->View()->epoch);
+    co_return co_await call.Respond(std::move(pong));
+  }
+
+  // On the cluster's thread.
+  asio::awaitable<std::vector<PeerProbe>> ProbeAll(std::chrono::milliseconds timeout) {
+    const auto view = membership_->View();
+    auto round = std::make_shared<ProbeRound>(io_);
+    round->results.resize(view->members.size());
+    round->done.resize(view->members.size(), false);
+    round->remaining = view->members.size();
+    round->timer.expires_after(timeout);
+    for (std::size_t i = 0; i < view->members.size(); ++i) {
+      round->results[i].node = view->members[i].node;
+      probes_.Spawn(io_.get_executor(), Ping(view->members[i].peer, round, i));
+    }
+    if (round->remaining > 0) {
+      boost::system::error_code ec;  // operation_aborted: every ping ended in time
+      co_await round->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    std::vector<PeerProbe> probes = round->results;
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      if (!round->done[i]) {
+        probes[i].error = "no answer within " + std::to_string(timeout.count()) + " ms";
+      }
+    }
+    co_return probes;
+  }
+
+  // The round trip is timed on the real clock, as request latencies are: it describes the
+  // network, not a worker's schedule.
+  asio::awaitable<void> Ping(std::string peer, std::shared_ptr<ProbeRound> round,
+                             std::size_t index) {
+    const auto started = std::chrono::steady_clock::now();
+    auto answer = co_await PingOnce(std::move(peer));
+    PeerProbe& result = round->results[index];
+    result.rtt_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    if (answer.ok()) {
+      result.reachable = true;
+      result.epoch = *answer;
+    } else {
+      result.error = answer.error().message;
+    }
+    round->done[index] = true;
+    if (--round->remaining == 0) {
+      round->timer.cancel();
+    }
+  }
+
+  PeerTask<std::int64_t> PingOnce(std::string peer) {
+    PeerRequest ping;  // named: see Serve
+    ping.op = kOpPing;
+    auto call = co_await transport_->Call(std::move(peer), std::move(ping));
+    if (!call.ok()) {
+      co_return std::move(call).error();
+    }
+    auto response = co_await (*call)->Response();
+    if (!response.ok()) {
+      co_return std::move(response).error();
+    }
+    // "<node> <epoch>"
+    const std::string& payload = response->payload;
+    const auto space = payload.rfind(' ');
+    std::int64_t epoch = 0;
+    if (space == std::string::npos ||
+        std::from_chars(payload.data() + space + 1, payload.data() + payload.size(), epoch).ec !=
+            std::errc()) {
+      co_return Error(ErrorCode::kCorruption, "a ping answer that is not \"node epoch\"");
+    }
+    co_return epoch;
+  }
+
+  const ClusterConfig config_;
+  const Clock& clock_;
+  const std::uint64_t capacity_;  // this gateway's share of the warm pool, announced
+  asio::io_context io_{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::unique_ptr<Membership> membership_;
+  std::unique_ptr<peer::TcpTransport> transport_;
+  std::thread thread_;
+  std::uint64_t subscription_ = 0;
+  bool joined_ = false;
+  bool stopped_ = false;
+  TaskGroup probes_;  // last: joined before what the probes use goes
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Cluster>> Cluster::Open(const Config& config, const Clock& clock) {
+  if (!config.cluster) {
+    return Error(ErrorCode::kInvalidArgument, "no [cluster] section");
+  }
+  auto node = std::make_unique<ClusterNode>(config, clock);
+  STRATA_RETURN_IF_ERROR(node->Init());
+  return std::unique_ptr<Cluster>(std::move(node));
+}
+
+}  // namespace strata::storage

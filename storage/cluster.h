@@ -1,0 +1,83 @@
+// Cluster: this gateway's place in a cluster when the configuration has a [cluster]
+// section (DESIGN.md, "Cluster"): its membership (storage/membership.h, kept in etcd) and
+// its peer transport (storage/peer_transport.h, over TCP), run on a thread of their own so
+// neither a slow etcd nor a peer ever holds up an I/O thread.
+//
+// What it does today: joins (registers under a lease and follows the member list, whose
+// epoch it stamps on the transport), serves the peer port (a member answers a ping with its
+// node and epoch, after the HMAC handshake), reports its status and probes the members.
+// The warm pool (the peer tier), forwarding and replication build on it.
+//
+// Threads: Open, Start, Stop and Status from any thread but not from the cluster's own;
+// Probe is awaited from any executor (it runs on the cluster's thread and resumes the
+// caller on its own). Start before any other use but Status; Stop before destruction
+// (the destructor stops it otherwise).
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "storage/membership.h"
+
+namespace strata::storage {
+
+// The peer transport's counters, as /metrics shows them.
+struct PeerTransportCounters {
+  std::uint64_t accepted = 0;         // connections accepted
+  std::uint64_t refused = 0;          // over the connection limit
+  std::uint64_t sessions_failed = 0;  // closed for a failed handshake or a bad frame
+  std::uint64_t calls_served = 0;     // calls handed to this gateway's handler
+  std::uint64_t connects = 0;         // connections this gateway opened (authenticated)
+};
+
+struct ClusterStatus {
+  std::string name;  // [cluster] name
+  std::string node;
+  std::string zone;
+  int replicas = 0;
+  std::shared_ptr<const MembershipView> view;  // never null
+  bool may_accept_writes = false;              // the membership's fence (storage/membership.h)
+  MembershipStats membership;
+  PeerTransportCounters transport;
+};
+
+// One member as a ping over the peer transport found it.
+struct PeerProbe {
+  std::string node;
+  bool reachable = false;
+  double rtt_ms = 0;       // the call's round trip, connection and handshake included
+  std::int64_t epoch = 0;  // the epoch the member answered with
+  std::string error = {};  // why it is not reachable
+};
+
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+
+  // The cluster of `config.cluster` (which must be set), timed by `clock` (which outlives
+  // it). Nothing is contacted yet. kInvalidArgument for a bad etcd URL or peer address.
+  static Result<std::unique_ptr<Cluster>> Open(const Config& config, const Clock& clock);
+
+  // Serves the peer port and joins; returns once the first member list is known. Errors
+  // as Membership::Start says (kAlreadyExists: a live member has this node name;
+  // kUnavailable: etcd cannot be reached), or why the peer port cannot be served. After an
+  // error nothing runs.
+  virtual Result<void> Start() = 0;
+  // Leaves the cluster at once, ends the calls in flight and stops the thread.
+  virtual void Stop() = 0;
+
+  virtual ClusterStatus Status() const = 0;
+  // Pings every member of the current view (this gateway too, through its own peer port),
+  // one after the other, each within `timeout`.
+  virtual boost::asio::awaitable<std::vector<PeerProbe>> Probe(
+      std::chrono::milliseconds timeout) = 0;
+};
+
+}  // namespace strata::storage
