@@ -135,9 +135,11 @@ asio::awaitable<Result<std::int64_t>> EtcdMembership::Register() {
   }
   lease_id_ = lease->id;
   renewed_at_ = sent;
-  // Fencing counts with the shorter of the TTL asked for and the one granted.
-  ttl_ = std::min(ttl_, std::chrono::duration_cast<SteadyTime::duration>(
-                            std::chrono::seconds(lease->ttl_seconds)));
+  // Fencing counts with the shorter of the TTL asked for and the one granted (compared in
+  // seconds: a granted TTL is etcd's word, never converted where it could overflow).
+  if (lease->ttl_seconds < ttl_seconds) {
+    ttl_ = std::chrono::seconds(lease->ttl_seconds);
+  }
   interval_ = ttl_ / 3;
   writes_until_ = (sent + ttl_ - interval_).time_since_epoch().count();
   co_return put->revision;
