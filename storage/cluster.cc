@@ -243,7 +243,7 @@ class ClusterNode final : public Cluster {
   PeerTask<std::int64_t> PingOnce(std::string peer) {
     PeerRequest ping;  // named: see Serve
     ping.op = kOpPing;
-    auto call = co_await transport_->Call(std::move(peer), std::move(ping));
+    auto call = co_await transport_->Call(std::move(peer), ping);
     if (!call.ok()) {
       co_return std::move(call).error();
     }

@@ -117,8 +117,12 @@ class PeerTransport {
   // kInvalidArgument / kUnavailable when it cannot listen. Once only.
   virtual Result<void> Serve(PeerHandler handler) = 0;
   // Opens a call to `peer` ("host:port") and sends `request` (a pooled connection when
-  // one is idle, else a new one, authenticated first).
-  virtual PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer, PeerRequest request) = 0;
+  // one is idle, else a new one, authenticated first). `request` is read before the call
+  // first suspends, so a caller's object that lives through the co_await suffices. (By
+  // reference: GCC 12 destroys a by-value aggregate parameter of a coroutine twice, and
+  // PeerRequest is an aggregate.)
+  virtual PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer,
+                                                   const PeerRequest& request) = 0;
   // The membership epoch this gateway knows: stamped on its hellos and requests, and the
   // least a caller's must be. Any thread; the membership watcher calls it.
   virtual void SetEpoch(std::uint64_t epoch) = 0;

@@ -725,8 +725,11 @@ Result<void> TcpTransport::Serve(PeerHandler handler) {
   return Ok();
 }
 
-PeerTask<std::unique_ptr<PeerCall>> TcpTransport::Call(std::string peer, PeerRequest request) {
+PeerTask<std::unique_ptr<PeerCall>> TcpTransport::Call(std::string peer,
+                                                       const PeerRequest& request) {
   std::shared_ptr<State> s = state_;
+  // All that is needed of `request`, before the first suspension (see peer_transport.h).
+  const bool has_stream = request.has_stream;
   auto payload = EncodeRequest(s->epoch.load(std::memory_order_acquire), request);
   if (!payload.ok()) {
     co_return std::move(payload).error();
@@ -745,7 +748,7 @@ PeerTask<std::unique_ptr<PeerCall>> TcpTransport::Call(std::string peer, PeerReq
     co_return NetworkError(peer, "write", ec);
   }
   co_return std::unique_ptr<PeerCall>(
-      std::make_unique<OutgoingCall>(s, std::move(c), id, request.has_stream));
+      std::make_unique<OutgoingCall>(s, std::move(c), id, has_stream));
 }
 
 void TcpTransport::SetEpoch(std::uint64_t epoch) {

@@ -70,7 +70,7 @@ class TcpTransport final : public PeerTransport {
   TcpTransport& operator=(const TcpTransport&) = delete;
 
   Result<void> Serve(PeerHandler handler) override;
-  PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer, PeerRequest request) override;
+  PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer, const PeerRequest& request) override;
   void SetEpoch(std::uint64_t epoch) override;
   void Stop() override;
 
