@@ -33,6 +33,19 @@ def log(msg):
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def cold_tier_toml(url):
+    """The [[tiers]] table of an upstream tier "cold" at `url`, with the bench's user."""
+    return f"""
+[[tiers]]
+name = "cold"
+kind = "s3"
+endpoint = "{url}"
+access_key = "{ACCESS}"
+secret_key = "{SECRET}"
+region = "{REGION}"
+"""
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -411,15 +424,7 @@ http {{
         up_port, front_port = free_port(), free_port()
         up_url, front_url = f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{front_port}"
         self.spawn_strata("upstream", self.strata_config(True, "upstream", up_port), up_port)
-        cold = f"""
-[[tiers]]
-name = "cold"
-kind = "s3"
-endpoint = "{up_url}"
-access_key = "{ACCESS}"
-secret_key = "{SECRET}"
-region = "{REGION}"
-"""
+        cold = cold_tier_toml(up_url)
         self.spawn_strata("front", self.strata_config(True, "front", front_port, cold),
                           front_port)
         n, size = self.p.cold_objects, 64 * MIB
@@ -452,19 +457,7 @@ region = "{REGION}"
         up_url, front_url = f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{front_port}"
         self.spawn_strata("restore-upstream",
                           self.strata_config(True, "restore-upstream", up_port), up_port)
-        cold = f"""GLACIER = "cold"
-
-[[tiers]]
-name = "cold"
-kind = "s3"
-endpoint = "{up_url}"
-access_key = "{ACCESS}"
-secret_key = "{SECRET}"
-region = "{REGION}"
-
-[writeback]
-delay = "0s"
-"""
+        cold = 'GLACIER = "cold"\n' + cold_tier_toml(up_url) + '\n[writeback]\ndelay = "0s"\n'
         conf = self.strata_config(True, "restore-front", front_port, cold)
         self.spawn_strata("restore-front", conf, front_port)
         s3 = boto3.client("s3", endpoint_url=front_url, aws_access_key_id=ACCESS,
@@ -533,15 +526,7 @@ delay = "0s"
         self.bench("request", "--method", "PUT", "--path", "/dataset", url=up_url)
         self.bench("populate", "--size", size, "--connections", 4, *keys, url=up_url)
         capacity = int(n * size * 0.40 / 0.95)  # the high mark holds 40% of the dataset
-        cold = f"""
-[[tiers]]
-name = "cold"
-kind = "s3"
-endpoint = "http://127.0.0.1:{proxy_port}"
-access_key = "{ACCESS}"
-secret_key = "{SECRET}"
-region = "{REGION}"
-"""
+        cold = cold_tier_toml(f"http://127.0.0.1:{proxy_port}")
         runs = {}
         for mode in ("on", "off"):
             port = free_port()
