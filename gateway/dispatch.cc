@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/text.h"
 #include "gateway/error_table.h"
+#include "gateway/forward.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/read_through.h"
 #include "gateway/operation.h"
@@ -58,6 +59,13 @@ HandlerResult ResolveBucket(RequestContext& ctx) {
 // Runs the classified operation: its handler from the operation table after the checks
 // the table declares, or the refusal of a method fallback.
 HandlerResult Route(RequestContext& ctx, const Classification& route) {
+  if (route.refusal == Refusal::kNone) {
+    // In a cluster, a key's requests are served by its primary owner (gateway/forward.h).
+    STRATA_CO_TRY(const bool forwarded, co_await ForwardToOwner(ctx, route.op));
+    if (forwarded) {
+      co_return Ok();
+    }
+  }
   if (route.bucket_first) {
     STRATA_CO_RETURN_IF_ERROR(co_await ResolveBucket(ctx));
   }

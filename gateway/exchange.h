@@ -56,6 +56,9 @@ class Exchange {
   // Names the request's operation for metrics (Dispatch, once the target is parsed);
   // until then it is named by its HTTP method.
   virtual void SetOperation(S3Operation op) = 0;
+  // Whether another gateway of the cluster forwarded this request here, its key's owner
+  // (gateway/forward.h): it is served here, never forwarded again.
+  virtual bool forwarded() const { return false; }
 };
 
 }  // namespace strata::gateway

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/task_group.h"
 #include "gateway/connection_limit.h"
+#include "gateway/forward.h"
 #include "gateway/session.h"
 #include "storage/data_path.h"
 
@@ -155,6 +156,7 @@ struct Server::Impl {
   std::size_t max_connections = 0;
   std::atomic<std::size_t> open_connections{0};
   std::vector<std::unique_ptr<Core>> cores;
+  std::atomic<std::size_t> next_core{0};
   std::optional<asio::ssl::context> tls;
   std::vector<tcp::endpoint> endpoints;
   // SIGINT/SIGTERM are caught from Start on, before any socket listens: a signal sent as
@@ -236,7 +238,16 @@ struct Server::Impl {
     return refused && core.spare.held();
   }
 
+  // The cores in turn, for requests forwarded here by other gateways.
+  Core& NextCore() {
+    return *cores[next_core.fetch_add(1, std::memory_order_relaxed) % cores.size()];
+  }
+
   void BeginShutdown() {
+    // Other gateways' forwarded requests are refused (retryably) from now on.
+    if (services.cluster != nullptr) {
+      services.cluster->SetHandler(storage::kPeerOpS3Request, {});
+    }
     for (auto& core : cores) {
       asio::post(core->ioc, [c = core.get()] {
         c->state.stopping = true;
@@ -380,6 +391,16 @@ void Server::Run() {
     core->thread = std::thread([c = core.get()] {
       c->ioc.run();
       c->done = true;
+    });
+  }
+
+  // In a cluster, requests other gateways forward here (their keys' owner) run on the
+  // cores in turn, each in its core's task group, so shutdown waits for them too.
+  if (auto* cluster = impl_->services.cluster; cluster != nullptr) {
+    cluster->SetHandler(storage::kPeerOpS3Request, [impl = impl_.get()](
+                                                       storage::PeerIncomingCall& call) {
+      Core& core = impl->NextCore();
+      return ServeForwarded(call, impl->services, core.ioc.get_executor(), core.tasks);
     });
   }
 

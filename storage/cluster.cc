@@ -12,11 +12,15 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
+#include <atomic>
 #include <charconv>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "common/task_group.h"
+#include "storage/placement.h"
 #include "storage/peer/tcp_transport.h"
 
 namespace strata::storage {
@@ -24,9 +28,10 @@ namespace {
 
 namespace asio = boost::asio;
 
-// The ops of this gateway's peer calls (PeerRequest::op).
-enum PeerOp : std::uint32_t {
-  kOpPing = 1,  // -> status 0, payload "<node> <epoch>"
+// A view's members and their placement, made once per view for PrimaryOf.
+struct Routing {
+  std::shared_ptr<const MembershipView> view;
+  Placement placement;
 };
 
 std::uint64_t PeerCapacity(const Config& config) {
@@ -79,9 +84,11 @@ class ClusterNode final : public Cluster {
     // that know an older one.
     subscription_ = membership_->Subscribe([this](std::shared_ptr<const MembershipView> view) {
       transport_->SetEpoch(static_cast<std::uint64_t>(view->epoch));
+      Route(view);
     });
     const auto view = membership_->View();
     transport_->SetEpoch(static_cast<std::uint64_t>(view->epoch));
+    Route(view);
     joined_ = true;
     spdlog::info("cluster {}: joined as {} (zone {}), {} members, epoch {}; peer port {}",
                  config_.name, config_.node, config_.zone, view->members.size(), view->epoch,
@@ -134,6 +141,35 @@ class ClusterNode final : public Cluster {
     co_return co_await asio::co_spawn(io_, ProbeAll(timeout), asio::use_awaitable);
   }
 
+  std::optional<KeyOwner> PrimaryOf(std::string_view bucket, std::string_view key) const override {
+    const auto routing = routing_.load(std::memory_order_acquire);
+    if (!routing || routing->view->members.empty()) {
+      return std::nullopt;
+    }
+    const auto owners = routing->placement.Owners(bucket, key, 1);
+    const MemberInfo* member =
+        routing->view->Find(routing->placement.members()[owners.front()].node);
+    return KeyOwner{.node = member->node,
+                    .peer = member->peer,
+                    .self = member->node == config_.node,
+                    .epoch = routing->view->epoch};
+  }
+
+  void SetHandler(std::uint32_t op, PeerHandler handler) override {
+    std::lock_guard lock(handlers_mu_);
+    if (handler) {
+      handlers_[op] = std::make_shared<PeerHandler>(std::move(handler));
+    } else {
+      handlers_.erase(op);
+    }
+  }
+
+  asio::any_io_executor executor() override { return io_.get_executor(); }
+
+  PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer, const PeerRequest& request) override {
+    return transport_->Call(std::move(peer), request);
+  }
+
  private:
   // Membership::Start, again while the node name is registered already, until twice the
   // lease's TTL has passed: a registration left by a run of this gateway that crashed
@@ -181,10 +217,27 @@ class ClusterNode final : public Cluster {
     asio::steady_timer timer;  // ProbeAll's wait: cancelled when the last ping ends
   };
 
+  void Route(const std::shared_ptr<const MembershipView>& view) {
+    auto routing = std::make_shared<const Routing>(
+        Routing{.view = view, .placement = Placement(view->PlacementMembers())});
+    routing_.store(std::move(routing), std::memory_order_release);
+  }
+
+  std::shared_ptr<PeerHandler> HandlerOf(std::uint32_t op) {
+    std::lock_guard lock(handlers_mu_);
+    auto it = handlers_.find(op);
+    return it == handlers_.end() ? nullptr : it->second;
+  }
+
   PeerTask<void> Serve(PeerIncomingCall& call) {
-    if (call.request().op != kOpPing) {
-      co_return Error(ErrorCode::kNotImplemented,
-                      "peer op " + std::to_string(call.request().op) + " is not served");
+    if (call.request().op != kPeerOpPing) {
+      auto handler = HandlerOf(call.request().op);
+      if (handler == nullptr) {
+        co_return Error(ErrorCode::kUnavailable,
+                        "peer op " + std::to_string(call.request().op) + " is not served now",
+                        /*retryable=*/true);
+      }
+      co_return co_await (*handler)(call);
     }
     // Named, not a braced temporary in the co_await: GCC 12 destroys such a temporary
     // twice (ASan: double free).
@@ -242,7 +295,7 @@ class ClusterNode final : public Cluster {
 
   PeerTask<std::int64_t> PingOnce(std::string peer) {
     PeerRequest ping;  // named: see Serve
-    ping.op = kOpPing;
+    ping.op = kPeerOpPing;
     auto call = co_await transport_->Call(std::move(peer), ping);
     if (!call.ok()) {
       co_return std::move(call).error();
@@ -272,6 +325,9 @@ class ClusterNode final : public Cluster {
   std::unique_ptr<peer::TcpTransport> transport_;
   std::thread thread_;
   std::uint64_t subscription_ = 0;
+  std::atomic<std::shared_ptr<const Routing>> routing_;
+  std::mutex handlers_mu_;  // guards handlers_
+  std::map<std::uint32_t, std::shared_ptr<PeerHandler>> handlers_;
   bool joined_ = false;
   bool stopped_ = false;
   TaskGroup probes_;  // last: joined before what the probes use goes

@@ -14,19 +14,35 @@
 // (the destructor stops it otherwise).
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/error.h"
 #include "storage/membership.h"
+#include "storage/peer_transport.h"
 
 namespace strata::storage {
+
+// The ops of the peer calls between gateways (PeerRequest::op).
+inline constexpr std::uint32_t kPeerOpPing = 1;       // -> payload "<node> <epoch>"
+inline constexpr std::uint32_t kPeerOpS3Request = 2;  // gateway/forward.h
+
+// Who answers for a key: its primary owner under the current membership view.
+struct KeyOwner {
+  std::string node;
+  std::string peer;   // its peer transport's "host:port"
+  bool self = false;  // this gateway
+  std::int64_t epoch = 0;
+};
 
 // The peer transport's counters, as /metrics shows them.
 struct PeerTransportCounters {
@@ -78,6 +94,24 @@ class Cluster {
   // one after the other, each within `timeout`.
   virtual boost::asio::awaitable<std::vector<PeerProbe>> Probe(
       std::chrono::milliseconds timeout) = 0;
+
+  // The primary owner of (bucket, key) by placement (storage/placement.h) over the current
+  // view; nullopt before the first view. Any thread; no lock shared with other callers
+  // beyond an atomic load.
+  virtual std::optional<KeyOwner> PrimaryOf(std::string_view bucket,
+                                            std::string_view key) const = 0;
+
+  // Serves calls of `op` (not kPeerOpPing) with `handler`, on the cluster's thread; an
+  // empty handler stops serving it. A call of an op with no handler is refused with a
+  // retryable kUnavailable, so a caller that reached this gateway before it serves S3, or
+  // after it stopped, tries again. Any thread; a handler already running runs on.
+  virtual void SetHandler(std::uint32_t op, PeerHandler handler) = 0;
+
+  // The executor every PeerCall and PeerIncomingCall method must run on.
+  virtual boost::asio::any_io_executor executor() = 0;
+  // PeerTransport::Call to another member. On executor() only.
+  virtual PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer,
+                                                   const PeerRequest& request) = 0;
 };
 
 }  // namespace strata::storage

@@ -549,7 +549,9 @@ class OutgoingCall final : public PeerCall {
       co_return Misuse("no request stream open");
     }
     phase_ = Phase::kAwaitResponse;
-    co_return co_await Send(FrameType::kData, kFlagLast, stream_.Trailer());
+    std::string trailer = stream_.Trailer();
+    stream_ = StreamCheck();  // the response's stream is counted afresh
+    co_return co_await Send(FrameType::kData, kFlagLast, std::move(trailer));
   }
 
   PeerTask<PeerResponse> Response() override {

@@ -142,7 +142,8 @@ enum Op : std::uint32_t {
   kFail = 4,
   kHang = 5,
   kFailMidStream = 6,
-  kNoResponse = 7
+  kNoResponse = 7,
+  kEchoStream = 8
 };
 
 struct Served {
@@ -159,6 +160,8 @@ struct Served {
 //   kHang    waits until cancelled
 //   kFailMidStream  a response with a stream, one chunk, then kUnavailable
 //   kNoResponse     returns without responding
+//   kEchoStream     reads the request's stream whole (at most 4 MiB) and answers with a
+//                   stream of the same bytes
 PeerTask<void> Handle(Served& served, PeerIncomingCall& call) {
   served.calls.fetch_add(1);
   const PeerRequest& request = call.request();
@@ -225,6 +228,29 @@ PeerTask<void> Handle(Served& served, PeerIncomingCall& call) {
     }
     case kNoResponse:
       co_return Ok();
+    case kEchoStream: {
+      std::string all;
+      for (;;) {
+        auto chunk = co_await call.Read();
+        if (!chunk.ok()) {
+          co_return std::move(chunk).error();
+        }
+        if (!*chunk) {
+          break;
+        }
+        all += **chunk;
+      }
+      PeerResponse response{0, std::to_string(all.size()), true};
+      if (auto sent = co_await call.Respond(std::move(response)); !sent.ok()) {
+        co_return sent;
+      }
+      for (std::size_t at = 0; at < all.size(); at += 300'007) {
+        if (auto sent = co_await call.Write(all.substr(at, 300'007)); !sent.ok()) {
+          co_return sent;
+        }
+      }
+      co_return co_await call.CloseResponse();
+    }
     default:
       co_return Error(ErrorCode::kNotImplemented, "op " + std::to_string(request.op));
   }
@@ -287,6 +313,38 @@ PeerTask<Downloaded> Download(PeerTransport& transport, std::string peer, std::u
     }
     out.matches = out.matches && **chunk == Pattern(seed, out.bytes, (*chunk)->size());
     out.bytes += (*chunk)->size();
+  }
+}
+
+// kEchoStream: streams `sent` one way and returns what came back the other way.
+PeerTask<std::string> EchoStream(PeerTransport& transport, std::string peer, std::string sent) {
+  PeerRequest request{kEchoStream, "", true};
+  auto call = co_await transport.Call(std::move(peer), request);
+  if (!call.ok()) {
+    co_return std::move(call).error();
+  }
+  for (std::size_t at = 0; at < sent.size(); at += 65'536) {
+    if (auto wrote = co_await (*call)->Write(sent.substr(at, 65'536)); !wrote.ok()) {
+      co_return std::move(wrote).error();
+    }
+  }
+  if (auto closed = co_await (*call)->CloseRequest(); !closed.ok()) {
+    co_return std::move(closed).error();
+  }
+  auto response = co_await (*call)->Response();
+  if (!response.ok()) {
+    co_return std::move(response).error();
+  }
+  std::string back;
+  for (;;) {
+    auto chunk = co_await (*call)->Read();
+    if (!chunk.ok()) {
+      co_return std::move(chunk).error();
+    }
+    if (!*chunk) {
+      co_return back;
+    }
+    back += **chunk;
   }
 }
 
@@ -518,6 +576,31 @@ TEST_F(TcpTransportTest, StreamsOf64MiBArriveByteExactWithBoundedBuffers) {
   EXPECT_GT(client_->stats().peak_buffered, 0u);
   EXPECT_LE(client_->stats().peak_buffered, bound);
   EXPECT_EQ(client_->stats().connects, 1u) << "streamed calls hand their connection back";
+}
+
+// A forwarded S3 request streams both ways in one call: the response's stream is counted
+// on its own, not on top of the request's (it was, and every such call failed its check).
+TEST_F(TcpTransportTest, OneCallStreamsBothWays) {
+  for (std::size_t size : {std::size_t{1}, std::size_t{271}, std::size_t{3'000'001}}) {
+    const std::string sent = Pattern(21, 0, size);
+    auto back = client_io_.Run(EchoStream(*client_, Address(), sent));
+    ASSERT_TRUE(back.ok()) << size << ": " << back.error().message;
+    EXPECT_TRUE(*back == sent) << size;
+  }
+  EXPECT_EQ(client_->stats().connects, 1u) << "each call handed its connection back";
+}
+
+// A gateway stops while its peers keep pooled connections to it, after calls of every
+// kind: its Stop ends those sessions and returns.
+TEST_F(TcpTransportTest, StopWithPooledConnectionsFromCallsOfEveryKind) {
+  ASSERT_TRUE(client_io_.Run(EchoStream(*client_, Address(), "both ways")).ok());
+  ASSERT_TRUE(client_io_.Run(Download(*client_, Address(), 3, 5000)).ok());
+  ASSERT_TRUE(client_io_.Run(Upload(*client_, Address(), 4, 5000, 1000)).ok());
+  ASSERT_TRUE(client_io_.Run(Simple(*client_, Address(), {kEcho, "x"})).ok());
+  ASSERT_FALSE(client_io_.Run(Simple(*client_, Address(), {kFail, ""})).ok());
+  const auto started = std::chrono::steady_clock::now();
+  server_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
 }
 
 TEST_F(TcpTransportTest, ConcurrentCallsShareASmallPool) {

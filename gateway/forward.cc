@@ -1,0 +1,324 @@
+#include "gateway/forward.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <chrono>
+#include <memory>
+
+#include "gateway/dispatch.h"
+#include "gateway/forward_wire.h"
+#include "gateway/forwarded_exchange.h"
+#include "gateway/handlers/context.h"
+#include "storage/cluster.h"
+
+namespace strata::gateway {
+namespace {
+
+namespace asio = boost::asio;
+using storage::PeerCall;
+
+// Request body bytes gathered before each write to the owner: a client's reads arrive in
+// pieces of a few KiB, and each write is a hop to the cluster's thread and one frame.
+constexpr std::size_t kForwardChunk = 256 * 1024;
+// Opening a call to an owner that cannot be reached is tried again this often, this many
+// times, recomputing the owner each time (the membership drops a dead one within its
+// lease, and a stale view is refreshed by its watch).
+constexpr auto kRetryWait = std::chrono::milliseconds(50);
+constexpr int kOpenAttempts = 20;
+
+// Head fields the gateway that answers the client sets itself (gateway/session.cc).
+bool IsOwnField(std::string_view name) {
+  static constexpr std::string_view kOwn[] = {
+      "content-length", "connection",       "date",       "server",
+      "keep-alive",     "transfer-encoding", "x-amz-id-2", "x-amz-request-id"};
+  for (auto own : kOwn) {
+    if (boost::beast::iequals(name, own)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A peer call's failure as the client sees it: retryable ones (the owner unreachable or
+// stopping, the membership changing) as 503 SlowDown, which SDKs retry; the rest (a
+// corrupt frame, a refused handshake) as an internal error. The transport's stale-epoch
+// detail never reaches the client.
+Error ClientError(const Error& error) {
+  if (error.retryable) {
+    return Error(ErrorCode::kUnavailable, "the key's owner cannot be reached now, retry",
+                 /*retryable=*/true);
+  }
+  spdlog::warn("forwarding to the key's owner failed: {}", error.message);
+  return Error(ErrorCode::kInternal, "the key's owner could not serve the request");
+}
+
+// Owns a peer call made on the cluster's executor from an I/O thread: the call is used and
+// destroyed on the cluster's executor only (a call destroyed mid-way drops its connection,
+// a socket of that thread).
+class CallOnCluster {
+ public:
+  CallOnCluster(asio::any_io_executor cluster, std::unique_ptr<PeerCall> call)
+      : cluster_(std::move(cluster)), call_(std::move(call)) {}
+  ~CallOnCluster() {
+    asio::post(cluster_, [call = std::move(call_)]() mutable { call.reset(); });
+  }
+  CallOnCluster(const CallOnCluster&) = delete;
+  CallOnCluster& operator=(const CallOnCluster&) = delete;
+  PeerCall* operator->() { return call_.get(); }
+
+ private:
+  asio::any_io_executor cluster_;
+  std::unique_ptr<PeerCall> call_;
+};
+
+ForwardedRequestHead RequestHeadOf(const RequestContext& ctx) {
+  const auto& req = ctx.request();
+  ForwardedRequestHead head;
+  head.method = std::string(req.method_string());
+  head.target = std::string(req.target());
+  head.remote = std::string(ctx.exchange.remote_address());
+  head.request_id = ctx.exchange.request_id();
+  for (const auto& field : req) {
+    head.fields.emplace_back(field.name_string(), field.value());
+  }
+  return head;
+}
+
+asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, wait);
+  boost::system::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+// Sends the request's body to the owner in kForwardChunk pieces and ends it. False when
+// the owner stopped taking it (it answered early, e.g. an error before reading); the
+// caller then reads that answer. An error when the client's body broke: the call is
+// dropped with it, so the owner stores nothing.
+asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const asio::any_io_executor& cluster,
+                                       CallOnCluster& call) {
+  std::string chunk(kForwardChunk, '\0');
+  std::size_t filled = 0;
+  while (true) {
+    auto got = co_await ctx.exchange.ReadBody(
+        std::span<char>(chunk.data() + filled, chunk.size() - filled));
+    if (!got.ok()) {
+      co_return std::move(got).error();
+    }
+    filled += *got;
+    const bool end = *got == 0;
+    if (!end && filled < chunk.size()) {
+      continue;
+    }
+    if (filled > 0) {
+      chunk.resize(filled);
+      auto wrote = co_await RunOn(cluster, call->Write(std::move(chunk)));
+      if (!wrote.ok()) {
+        co_return false;
+      }
+      chunk.assign(kForwardChunk, '\0');
+      filled = 0;
+    }
+    if (end) {
+      break;
+    }
+  }
+  auto closed = co_await RunOn(cluster, call->CloseRequest());
+  co_return closed.ok();
+}
+
+// Relays the owner's response body to the client: the first chunk goes with the head.
+HandlerResult RelayStream(RequestContext& ctx, const asio::any_io_executor& cluster,
+                          CallOnCluster& call, ResponseHeader header, std::uint64_t length) {
+  std::uint64_t relayed = 0;
+  bool head_sent = false;
+  while (true) {
+    auto chunk = co_await RunOn(cluster, call->Read());
+    if (!chunk.ok() || !chunk->has_value()) {
+      if (chunk.ok() && relayed == length && head_sent) {
+        co_return Ok();
+      }
+      ctx.exchange.CloseAfterResponse();
+      co_return chunk.ok() ? Error(ErrorCode::kInternal, "the owner's answer was cut short")
+                           : ClientError(chunk.error());
+    }
+    const std::string& bytes = **chunk;
+    relayed += bytes.size();
+    if (relayed > length) {
+      ctx.exchange.CloseAfterResponse();
+      co_return Error(ErrorCode::kInternal, "the owner's answer was longer than announced");
+    }
+    if (!head_sent) {
+      head_sent = true;
+      STRATA_CO_RETURN_IF_ERROR(
+          co_await ctx.exchange.SendHeader(std::move(header), length, bytes));
+    } else {
+      STRATA_CO_RETURN_IF_ERROR(co_await ctx.exchange.SendBody(bytes));
+    }
+  }
+}
+
+// One forwarded request's run on an I/O thread, and its end, which the waiting peer
+// handler learns on the cluster's executor.
+struct ForwardedRun {
+  explicit ForwardedRun(const asio::any_io_executor& cluster)
+      : timer(cluster, asio::steady_timer::time_point::max()) {}
+  asio::steady_timer timer;  // cancelled when the run ends
+  bool done = false;         // on the cluster's executor
+  Result<void> result = Error(ErrorCode::kUnavailable, "the forwarded request was cancelled",
+                              /*retryable=*/true);
+};
+
+asio::awaitable<void> RunForwarded(std::shared_ptr<ForwardedRun> run, ForwardedExchange& exchange,
+                                   Services& services) {
+  // Also when the run is cancelled (its core stopping) or throws: the handler waits for it.
+  struct Notify {
+    std::shared_ptr<ForwardedRun> run;
+    ~Notify() {
+      asio::post(run->timer.get_executor(), [run = run] {
+        run->done = true;
+        run->timer.cancel();
+      });
+    }
+  };
+  Notify notify{run};
+  co_await HandleRequest(exchange, services);
+  auto finished = co_await exchange.Finish();
+  run->result = std::move(finished);
+}
+
+// Until the run's end is known on the cluster's executor; not cancellable.
+asio::awaitable<void> AwaitRunEnd(std::shared_ptr<ForwardedRun> run) {
+  co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
+  while (!run->done) {
+    boost::system::error_code ec;
+    co_await run->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+}  // namespace
+
+bool IsForwardedOperation(S3Operation op) {
+  switch (op) {
+    case S3Operation::kPutObject:
+    case S3Operation::kCopyObject:
+    case S3Operation::kGetObject:
+    case S3Operation::kHeadObject:
+    case S3Operation::kDeleteObject:
+    case S3Operation::kGetObjectAttributes:
+    case S3Operation::kRestoreObject:
+    case S3Operation::kGetObjectTagging:
+    case S3Operation::kPutObjectTagging:
+    case S3Operation::kDeleteObjectTagging:
+    case S3Operation::kCreateMultipartUpload:
+    case S3Operation::kUploadPart:
+    case S3Operation::kUploadPartCopy:
+    case S3Operation::kCompleteMultipartUpload:
+    case S3Operation::kAbortMultipartUpload:
+    case S3Operation::kListParts:
+      return true;
+    default:
+      return false;
+  }
+}
+
+asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op) {
+  storage::Cluster* cluster = ctx.services.cluster;
+  if (cluster == nullptr || ctx.exchange.forwarded() || !IsForwardedOperation(op)) {
+    co_return false;
+  }
+  auto owner = cluster->PrimaryOf(ctx.target.bucket, ctx.target.key);
+  if (!owner || owner->self) {
+    co_return false;
+  }
+  const auto executor = cluster->executor();
+  storage::PeerRequest request;
+  request.op = storage::kPeerOpS3Request;
+  request.payload = EncodeRequestHead(RequestHeadOf(ctx));
+  request.has_stream = !ctx.exchange.body_complete();
+  if (request.payload.size() > storage::kMaxPeerPayload) {
+    co_return Error(ErrorCode::kInvalidArgument, "the request's headers are too large");
+  }
+
+  std::unique_ptr<PeerCall> opened_call;
+  for (int attempt = 1;; ++attempt) {
+    auto opened = co_await RunOn(executor, cluster->Call(owner->peer, request));
+    if (opened.ok()) {
+      opened_call = std::move(opened).value();
+      break;
+    }
+    if (!opened.error().retryable || attempt == kOpenAttempts) {
+      co_return ClientError(opened.error());
+    }
+    co_await Pause(kRetryWait);
+    owner = cluster->PrimaryOf(ctx.target.bucket, ctx.target.key);
+    if (!owner || owner->self) {
+      co_return false;  // this gateway owns the key now
+    }
+  }
+  CallOnCluster call(executor, std::move(opened_call));
+
+  bool body_whole = true;
+  if (request.has_stream) {
+    STRATA_CO_TRY(body_whole, co_await SendBody(ctx, executor, call));
+  }
+  auto response = co_await RunOn(executor, call->Response());
+  if (!response.ok()) {
+    co_return ClientError(response.error());
+  }
+  auto head = DecodeResponseHead(response->payload);
+  if (!head.ok()) {
+    co_return ClientError(head.error());
+  }
+  ResponseHeader header;
+  header.result(head->status);
+  for (const auto& [name, value] : head->fields) {
+    if (!IsOwnField(name)) {
+      header.insert(name, value);
+    }
+  }
+  if (head->close || !body_whole) {
+    ctx.exchange.CloseAfterResponse();
+  }
+  if (response->has_stream) {
+    STRATA_CO_RETURN_IF_ERROR(
+        co_await RelayStream(ctx, executor, call, std::move(header), head->content_length));
+    co_return true;
+  }
+  if (head->content_length > 0 && !ctx.is_head()) {
+    co_return Error(ErrorCode::kInternal, "the owner announced a body it did not send");
+  }
+  STRATA_CO_RETURN_IF_ERROR(
+      co_await ctx.exchange.SendHeader(std::move(header), head->content_length, {}));
+  co_return true;
+}
+
+storage::PeerTask<void> ServeForwarded(storage::PeerIncomingCall& call, Services& services,
+                                       asio::any_io_executor io, TaskGroup& tasks) {
+  auto head = DecodeRequestHead(call.request().payload);
+  if (!head.ok()) {
+    spdlog::warn("peer {}: a forwarded request refused: {}", call.peer(), head.error().message);
+    co_return std::move(head).error();
+  }
+  const auto cluster = co_await asio::this_coro::executor;
+  ForwardedExchange exchange(*head, call, cluster);
+  auto run = std::make_shared<ForwardedRun>(cluster);
+  if (!tasks.Spawn(io, RunForwarded(run, exchange, services))) {
+    co_return Error(ErrorCode::kUnavailable, "this gateway is stopping", /*retryable=*/true);
+  }
+  // `exchange` and `call` must outlive the run, so this waits for its end whatever
+  // happens here: the run ends by itself (its peer-call steps fail once the transport
+  // stops) or by its core's cancellation. The wait is a coroutine of its own, out of
+  // reach of this one's cancellation: turning cancellation off here would turn it off
+  // for the transport's whole connection coroutine (Asio keeps the state at its entry).
+  co_await asio::co_spawn(cluster, AwaitRunEnd(run),
+                          asio::bind_cancellation_slot(asio::cancellation_slot(),
+                                                       asio::use_awaitable));
+  co_return run->result;
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,67 @@
+// Forwarding: in a cluster (storage/cluster.h) any gateway answers any request, and a
+// request on a key goes to the key's primary owner (placement over the current membership
+// view), which orders the key's changes. The gateway the client reached authenticates the
+// request, then hands it on whole over the peer transport (method, target, every header,
+// and the body as it arrives, in bounded chunks) and relays the owner's answer (its head,
+// then its body, also in bounded chunks). The owner authenticates and serves it exactly as
+// if the client had sent it there (ForwardedExchange), so read-after-write, conditional
+// writes and every error are the same through any gateway.
+//
+// What is forwarded: operations on a key (objects, their tags and attributes, restore,
+// multipart uploads). Bucket and service operations are answered where they arrive (the
+// bucket catalog is the cluster's). Without [cluster], nothing is.
+//
+// Threads: the receiving side runs on the client's I/O thread and hops to the cluster's
+// executor for each peer call step (RunOn); the owner's side runs the request on one of
+// its I/O threads, in that core's task group, and hops back for each step of the call.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <optional>
+
+#include "common/task_group.h"
+#include "gateway/operation.h"
+#include "gateway/services.h"
+#include "storage/peer_transport.h"
+
+namespace strata::gateway {
+
+struct RequestContext;
+
+namespace forward_detail {
+// co_spawn's answer must be default-constructible, which a Result<T> is not.
+template <typename T>
+boost::asio::awaitable<std::optional<T>> Optional(boost::asio::awaitable<T> task) {
+  co_return co_await std::move(task);
+}
+}  // namespace forward_detail
+
+// Runs `task` on `executor` and resumes the caller on its own executor.
+template <typename T>
+boost::asio::awaitable<T> RunOn(const boost::asio::any_io_executor& executor,
+                                boost::asio::awaitable<T> task) {
+  auto done = co_await boost::asio::co_spawn(
+      executor, forward_detail::Optional(std::move(task)), boost::asio::use_awaitable);
+  co_return std::move(*done);
+}
+
+// Whether `op` on this request is served by the key's primary owner rather than here.
+bool IsForwardedOperation(S3Operation op);
+
+// Forwards the request of `ctx` to the primary owner of its key when that is another
+// gateway: returns true once it has answered the client (or failed, with the error),
+// false when this gateway is the owner (or there is no cluster) and serves it itself.
+// An owner that cannot be reached is tried again for up to about a second while the
+// membership may still name a new one; then 503 SlowDown.
+boost::asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op);
+
+// The owner's side: serves one forwarded request (a kPeerOpS3Request call) by running it
+// through HandleRequest on `io` in `tasks`. A call that cannot be started there (the
+// server is stopping) is refused with a retryable kUnavailable.
+storage::PeerTask<void> ServeForwarded(storage::PeerIncomingCall& call, Services& services,
+                                       boost::asio::any_io_executor io, TaskGroup& tasks);
+
+}  // namespace strata::gateway

@@ -1,0 +1,124 @@
+#include "gateway/forwarded_exchange.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "gateway/forward.h"
+
+namespace strata::gateway {
+namespace {
+
+Error CallerGone() {
+  return Error(ErrorCode::kIncompleteBody, "the forwarding gateway went away");
+}
+
+}  // namespace
+
+ForwardedExchange::ForwardedExchange(const ForwardedRequestHead& head,
+                                     storage::PeerIncomingCall& call,
+                                     boost::asio::any_io_executor cluster)
+    : call_(call),
+      cluster_(std::move(cluster)),
+      request_id_(head.request_id),
+      remote_(head.remote),
+      body_ended_(!call.request().has_stream) {
+  request_.method(http::string_to_verb(head.method));
+  request_.target(head.target);
+  request_.version(11);
+  for (const auto& [name, value] : head.fields) {
+    request_.insert(name, value);
+  }
+}
+
+asio::awaitable<Result<std::size_t>> ForwardedExchange::ReadBody(std::span<char> buf) {
+  while (pending_offset_ == pending_.size()) {
+    if (body_ended_) {
+      co_return std::size_t{0};
+    }
+    auto chunk = co_await RunOn(cluster_, call_.Read());
+    if (!chunk.ok()) {
+      body_ended_ = true;
+      co_return Error(ErrorCode::kIncompleteBody,
+                      "the request's body did not arrive whole: " + chunk.error().message);
+    }
+    if (!chunk->has_value()) {
+      body_ended_ = true;
+      co_return std::size_t{0};
+    }
+    pending_ = std::move(**chunk);
+    pending_offset_ = 0;
+  }
+  const std::size_t n = std::min(buf.size(), pending_.size() - pending_offset_);
+  std::memcpy(buf.data(), pending_.data() + pending_offset_, n);
+  pending_offset_ += n;
+  bytes_in_ += n;
+  co_return n;
+}
+
+asio::awaitable<Result<void>> ForwardedExchange::SendHeader(ResponseHeader header,
+                                                            std::uint64_t content_length,
+                                                            std::string_view body_start) {
+  response_started_ = true;
+  status_ = header.result_int();
+  announced_ = content_length;
+  ForwardedResponseHead head;
+  head.status = status_;
+  head.content_length = content_length;
+  head.close = close_;
+  for (const auto& field : header) {
+    head.fields.emplace_back(field.name_string(), field.value());
+  }
+  storage::PeerResponse response;
+  response.payload = EncodeResponseHead(head);
+  // A HEAD's answer announces the object's length and sends no body.
+  streaming_ = request_.method() != http::verb::head && content_length > 0;
+  response.has_stream = streaming_;
+  if (response.payload.size() > storage::kMaxPeerPayload) {
+    co_return Error(ErrorCode::kInternal, "a response head too large to forward");
+  }
+  auto sent = co_await RunOn(cluster_, call_.Respond(std::move(response)));
+  if (!sent.ok()) {
+    co_return CallerGone();
+  }
+  if (!body_start.empty()) {
+    co_return co_await SendBody(body_start);
+  }
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ForwardedExchange::SendBody(std::string_view data) {
+  if (!streaming_ || data.size() > announced_ - bytes_out_) {
+    co_return Error(ErrorCode::kInternal, "more body than the response announced");
+  }
+  while (!data.empty()) {
+    const std::size_t n = std::min(data.size(), storage::kMaxPeerChunk);
+    auto wrote = co_await RunOn(cluster_, call_.Write(std::string(data.substr(0, n))));
+    if (!wrote.ok()) {
+      co_return CallerGone();
+    }
+    bytes_out_ += n;
+    data.remove_prefix(n);
+  }
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ForwardedExchange::Send(ResponseHeader header, std::string body) {
+  const std::uint64_t length = body.size();
+  co_return co_await SendHeader(std::move(header), length, body);
+}
+
+asio::awaitable<Result<void>> ForwardedExchange::Finish() {
+  if (!response_started_) {
+    co_return Error(ErrorCode::kInternal, "the owner did not answer the forwarded request");
+  }
+  if (!streaming_) {
+    co_return Ok();
+  }
+  if (bytes_out_ != announced_) {
+    co_return Error(ErrorCode::kInternal, "the response's body was cut short");
+  }
+  co_return co_await RunOn(cluster_, call_.CloseResponse());
+}
+
+}  // namespace strata::gateway

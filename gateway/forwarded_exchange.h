@@ -1,0 +1,66 @@
+// ForwardedExchange: a request another gateway forwarded to this one, the key's owner
+// (gateway/forward.h), as the handlers see it: the client's request head and body as the
+// forwarding gateway received them, and a response that goes back to it over the peer
+// call. Used on one I/O thread; each step of the peer call hops to the cluster's executor.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <cstdint>
+#include <string>
+
+#include "gateway/exchange.h"
+#include "gateway/forward_wire.h"
+#include "storage/peer_transport.h"
+
+namespace strata::gateway {
+
+class ForwardedExchange final : public Exchange {
+ public:
+  // `call` and `cluster` outlive the exchange; `head` was decoded from the call's payload.
+  ForwardedExchange(const ForwardedRequestHead& head, storage::PeerIncomingCall& call,
+                    boost::asio::any_io_executor cluster);
+
+  const RequestHeader& request() const override { return request_; }
+  const std::string& request_id() const override { return request_id_; }
+  std::string_view remote_address() const override { return remote_; }
+  bool forwarded() const override { return true; }
+
+  asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) override;
+  bool body_complete() const override { return body_ended_; }
+
+  asio::awaitable<Result<void>> SendHeader(ResponseHeader header, std::uint64_t content_length,
+                                           std::string_view body_start) override;
+  asio::awaitable<Result<void>> SendBody(std::string_view data) override;
+  asio::awaitable<Result<void>> Send(ResponseHeader header, std::string body) override;
+
+  bool response_started() const override { return response_started_; }
+  unsigned status() const override { return status_; }
+  std::uint64_t bytes_in() const override { return bytes_in_; }
+  std::uint64_t bytes_out() const override { return bytes_out_; }
+  void CloseAfterResponse() override { close_ = true; }
+  void SetOperation(S3Operation) override {}  // counted where the client's request arrived
+
+  // After the handler: ends the response's stream when every announced byte was sent;
+  // an error otherwise (no response, or a body cut short), which ends the call with it so
+  // that the forwarding gateway cuts its client's response short too.
+  asio::awaitable<Result<void>> Finish();
+
+ private:
+  storage::PeerIncomingCall& call_;
+  boost::asio::any_io_executor cluster_;
+  RequestHeader request_;
+  std::string request_id_;
+  std::string remote_;
+  std::string pending_;  // the request stream's chunk being read
+  std::size_t pending_offset_ = 0;
+  bool body_ended_ = false;
+  bool response_started_ = false;
+  bool streaming_ = false;  // the response has a body stream
+  bool close_ = false;
+  unsigned status_ = 0;
+  std::uint64_t announced_ = 0;  // the response body's length
+  std::uint64_t bytes_in_ = 0;
+  std::uint64_t bytes_out_ = 0;
+};
+
+}  // namespace strata::gateway
