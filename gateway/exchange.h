@@ -59,6 +59,10 @@ class Exchange {
   // Whether another gateway of the cluster forwarded this request here, its key's owner
   // (gateway/forward.h): it is served here, never forwarded again.
   virtual bool forwarded() const { return false; }
+  // Whether the request came as a fan-out (gateway/forward.h's FanOut): a request on many
+  // keys, such as DeleteObjects, sent to every member, each of which answers for the keys
+  // it owns only.
+  virtual bool fan_out() const { return false; }
 };
 
 }  // namespace strata::gateway

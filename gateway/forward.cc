@@ -10,10 +10,12 @@
 #include <chrono>
 #include <memory>
 
+#include "common/co_try.h"
 #include "gateway/dispatch.h"
 #include "gateway/forward_wire.h"
 #include "gateway/forwarded_exchange.h"
 #include "gateway/handlers/context.h"
+#include "gateway/handlers/copy_source.h"
 #include "storage/cluster.h"
 
 namespace strata::gateway {
@@ -57,25 +59,6 @@ Error ClientError(const Error& error) {
   return Error(ErrorCode::kInternal, "the key's owner could not serve the request");
 }
 
-// Owns a peer call made on the cluster's executor from an I/O thread: the call is used and
-// destroyed on the cluster's executor only (a call destroyed mid-way drops its connection,
-// a socket of that thread).
-class CallOnCluster {
- public:
-  CallOnCluster(asio::any_io_executor cluster, std::unique_ptr<PeerCall> call)
-      : cluster_(std::move(cluster)), call_(std::move(call)) {}
-  ~CallOnCluster() {
-    asio::post(cluster_, [call = std::move(call_)]() mutable { call.reset(); });
-  }
-  CallOnCluster(const CallOnCluster&) = delete;
-  CallOnCluster& operator=(const CallOnCluster&) = delete;
-  PeerCall* operator->() { return call_.get(); }
-
- private:
-  asio::any_io_executor cluster_;
-  std::unique_ptr<PeerCall> call_;
-};
-
 ForwardedRequestHead RequestHeadOf(const RequestContext& ctx) {
   const auto& req = ctx.request();
   ForwardedRequestHead head;
@@ -87,6 +70,27 @@ ForwardedRequestHead RequestHeadOf(const RequestContext& ctx) {
     head.fields.emplace_back(field.name_string(), field.value());
   }
   return head;
+}
+
+// A copy is served by the destination key's owner, which reads the source from its own
+// index: a source another member owns cannot be read there yet, so such a copy is refused
+// plainly (501) rather than answered NoSuchKey.
+Result<void> CheckCopySourceOwner(const RequestContext& ctx, S3Operation op,
+                                  const storage::KeyOwner& owner) {
+  if (op != S3Operation::kCopyObject && op != S3Operation::kUploadPartCopy) {
+    return Ok();
+  }
+  auto source = ParseCopySource(ctx.Header("x-amz-copy-source"));
+  if (!source.ok()) {
+    return Ok();  // the owner answers the malformed header as S3 does
+  }
+  auto source_owner = ctx.services.cluster->PrimaryOf(source->bucket, source->key);
+  if (source_owner && source_owner->node != owner.node) {
+    return Error(ErrorCode::kNotImplemented,
+                 "A copy between keys that different gateways of the cluster own is not "
+                 "supported yet");
+  }
+  return Ok();
 }
 
 asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
@@ -232,7 +236,11 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
     co_return false;
   }
   auto owner = cluster->PrimaryOf(ctx.target.bucket, ctx.target.key);
-  if (!owner || owner->self) {
+  if (!owner) {
+    co_return false;
+  }
+  STRATA_CO_RETURN_IF_ERROR(CheckCopySourceOwner(ctx, op, *owner));
+  if (owner->self) {
     co_return false;
   }
   const auto executor = cluster->executor();
@@ -297,15 +305,68 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
   co_return true;
 }
 
+asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::string& peer,
+                                             std::string_view body) {
+  storage::Cluster& cluster = *ctx.services.cluster;
+  const auto executor = cluster.executor();
+  storage::PeerRequest request;
+  request.op = storage::kPeerOpS3FanOut;
+  request.payload = EncodeRequestHead(RequestHeadOf(ctx));
+  request.has_stream = !body.empty();
+  if (request.payload.size() > storage::kMaxPeerPayload) {
+    co_return Error(ErrorCode::kInvalidArgument, "the request's headers are too large");
+  }
+  auto opened = co_await RunOn(executor, cluster.Call(peer, request));
+  if (!opened.ok()) {
+    co_return ClientError(opened.error());
+  }
+  CallOnCluster call(executor, std::move(opened).value());
+  while (!body.empty()) {
+    const std::size_t n = std::min(body.size(), storage::kMaxPeerChunk);
+    auto wrote = co_await RunOn(executor, call->Write(std::string(body.substr(0, n))));
+    if (!wrote.ok()) {
+      break;  // the member answered early: its answer says why
+    }
+    body.remove_prefix(n);
+  }
+  if (request.has_stream && body.empty()) {
+    (void)co_await RunOn(executor, call->CloseRequest());
+  }
+  auto response = co_await RunOn(executor, call->Response());
+  if (!response.ok()) {
+    co_return ClientError(response.error());
+  }
+  auto head = DecodeResponseHead(response->payload);
+  if (!head.ok()) {
+    co_return ClientError(head.error());
+  }
+  FanOutAnswer answer;
+  answer.status = head->status;
+  while (response->has_stream) {
+    auto chunk = co_await RunOn(executor, call->Read());
+    if (!chunk.ok()) {
+      co_return ClientError(chunk.error());
+    }
+    if (!chunk->has_value()) {
+      break;
+    }
+    if ((*chunk)->size() > kMaxFanOutAnswer - answer.body.size()) {
+      co_return Error(ErrorCode::kInternal, "a member's answer was too long");
+    }
+    answer.body += **chunk;
+  }
+  co_return answer;
+}
+
 storage::PeerTask<void> ServeForwarded(storage::PeerIncomingCall& call, Services& services,
-                                       asio::any_io_executor io, TaskGroup& tasks) {
+                                       asio::any_io_executor io, TaskGroup& tasks, bool fan_out) {
   auto head = DecodeRequestHead(call.request().payload);
   if (!head.ok()) {
     spdlog::warn("peer {}: a forwarded request refused: {}", call.peer(), head.error().message);
     co_return std::move(head).error();
   }
   const auto cluster = co_await asio::this_coro::executor;
-  ForwardedExchange exchange(*head, call, cluster);
+  ForwardedExchange exchange(*head, call, cluster, fan_out);
   auto run = std::make_shared<ForwardedRun>(cluster);
   if (!tasks.Spawn(io, RunForwarded(run, exchange, services))) {
     co_return Error(ErrorCode::kUnavailable, "this gateway is stopping", /*retryable=*/true);

@@ -19,8 +19,12 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "common/task_group.h"
 #include "gateway/operation.h"
@@ -48,6 +52,25 @@ boost::asio::awaitable<T> RunOn(const boost::asio::any_io_executor& executor,
   co_return std::move(*done);
 }
 
+// Owns a peer call made on the cluster's executor from an I/O thread: the call is used and
+// destroyed on the cluster's executor only (a call destroyed mid-way drops its connection,
+// a socket of that thread).
+class CallOnCluster {
+ public:
+  CallOnCluster(boost::asio::any_io_executor cluster, std::unique_ptr<storage::PeerCall> call)
+      : cluster_(std::move(cluster)), call_(std::move(call)) {}
+  ~CallOnCluster() {
+    boost::asio::post(cluster_, [call = std::move(call_)]() mutable { call.reset(); });
+  }
+  CallOnCluster(const CallOnCluster&) = delete;
+  CallOnCluster& operator=(const CallOnCluster&) = delete;
+  storage::PeerCall* operator->() { return call_.get(); }
+
+ private:
+  boost::asio::any_io_executor cluster_;
+  std::unique_ptr<storage::PeerCall> call_;
+};
+
 // Whether `op` on this request is served by the key's primary owner rather than here.
 bool IsForwardedOperation(S3Operation op);
 
@@ -58,10 +81,26 @@ bool IsForwardedOperation(S3Operation op);
 // membership may still name a new one; then 503 SlowDown.
 boost::asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op);
 
+// A member's answer to a fan-out (FanOut).
+struct FanOutAnswer {
+  unsigned status = 0;
+  std::string body;  // at most kMaxFanOutAnswer bytes
+};
+inline constexpr std::size_t kMaxFanOutAnswer = 8 * 1024 * 1024;
+
+// Sends the request of `ctx` with `body` (its body, read whole already: a request of a few
+// MiB at most, such as DeleteObjects) to the member at `peer` as a fan-out: the member
+// authenticates it as a forwarded request and answers for the keys it owns only
+// (Exchange::fan_out). Its answer, read whole.
+boost::asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::string& peer,
+                                                    std::string_view body);
+
 // The owner's side: serves one forwarded request (a kPeerOpS3Request call) by running it
 // through HandleRequest on `io` in `tasks`. A call that cannot be started there (the
 // server is stopping) is refused with a retryable kUnavailable.
+// `fan_out`: a kPeerOpS3FanOut call, served for the keys this gateway owns only.
 storage::PeerTask<void> ServeForwarded(storage::PeerIncomingCall& call, Services& services,
-                                       boost::asio::any_io_executor io, TaskGroup& tasks);
+                                       boost::asio::any_io_executor io, TaskGroup& tasks,
+                                       bool fan_out = false);
 
 }  // namespace strata::gateway

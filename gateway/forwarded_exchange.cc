@@ -17,12 +17,13 @@ Error CallerGone() {
 
 ForwardedExchange::ForwardedExchange(const ForwardedRequestHead& head,
                                      storage::PeerIncomingCall& call,
-                                     boost::asio::any_io_executor cluster)
+                                     boost::asio::any_io_executor cluster, bool fan_out)
     : call_(call),
       cluster_(std::move(cluster)),
       request_id_(head.request_id),
       remote_(head.remote),
-      body_ended_(!call.request().has_stream) {
+      body_ended_(!call.request().has_stream),
+      fan_out_(fan_out) {
   request_.method(http::string_to_verb(head.method));
   request_.target(head.target);
   request_.version(11);

@@ -18,12 +18,13 @@ class ForwardedExchange final : public Exchange {
  public:
   // `call` and `cluster` outlive the exchange; `head` was decoded from the call's payload.
   ForwardedExchange(const ForwardedRequestHead& head, storage::PeerIncomingCall& call,
-                    boost::asio::any_io_executor cluster);
+                    boost::asio::any_io_executor cluster, bool fan_out);
 
   const RequestHeader& request() const override { return request_; }
   const std::string& request_id() const override { return request_id_; }
   std::string_view remote_address() const override { return remote_; }
   bool forwarded() const override { return true; }
+  bool fan_out() const override { return fan_out_; }
 
   asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) override;
   bool body_complete() const override { return body_ended_; }
@@ -57,6 +58,7 @@ class ForwardedExchange final : public Exchange {
   bool response_started_ = false;
   bool streaming_ = false;  // the response has a body stream
   bool close_ = false;
+  bool fan_out_ = false;
   unsigned status_ = 0;
   std::uint64_t announced_ = 0;  // the response body's length
   std::uint64_t bytes_in_ = 0;

@@ -20,6 +20,7 @@
 
 #include "common/log.h"
 #include "common/task_group.h"
+#include "gateway/cluster_listing.h"
 #include "gateway/connection_limit.h"
 #include "gateway/forward.h"
 #include "gateway/session.h"
@@ -247,6 +248,8 @@ struct Server::Impl {
     // Other gateways' forwarded requests are refused (retryably) from now on.
     if (services.cluster != nullptr) {
       services.cluster->SetHandler(storage::kPeerOpS3Request, {});
+      services.cluster->SetHandler(storage::kPeerOpListing, {});
+      services.cluster->SetHandler(storage::kPeerOpS3FanOut, {});
     }
     for (auto& core : cores) {
       asio::post(core->ioc, [c = core.get()] {
@@ -402,6 +405,16 @@ void Server::Run() {
       Core& core = impl->NextCore();
       return ServeForwarded(call, impl->services, core.ioc.get_executor(), core.tasks);
     });
+    cluster->SetHandler(storage::kPeerOpS3FanOut, [impl = impl_.get()](
+                                                      storage::PeerIncomingCall& call) {
+      Core& core = impl->NextCore();
+      return ServeForwarded(call, impl->services, core.ioc.get_executor(), core.tasks,
+                            /*fan_out=*/true);
+    });
+    cluster->SetHandler(storage::kPeerOpListing,
+                        [impl = impl_.get()](storage::PeerIncomingCall& call) {
+                          return ServeListing(call, impl->services);
+                        });
   }
 
   impl_->signals->async_wait([](const boost::system::error_code&, int signo) {

@@ -137,6 +137,9 @@ class ClusterNode final : public Cluster {
     };
   }
 
+  const std::string& node() const override { return config_.node; }
+  std::shared_ptr<const MembershipView> View() const override { return membership_->View(); }
+
   asio::awaitable<std::vector<PeerProbe>> Probe(std::chrono::milliseconds timeout) override {
     co_return co_await asio::co_spawn(io_, ProbeAll(timeout), asio::use_awaitable);
   }

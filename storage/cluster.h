@@ -35,6 +35,8 @@ namespace strata::storage {
 // The ops of the peer calls between gateways (PeerRequest::op).
 inline constexpr std::uint32_t kPeerOpPing = 1;       // -> payload "<node> <epoch>"
 inline constexpr std::uint32_t kPeerOpS3Request = 2;  // gateway/forward.h
+inline constexpr std::uint32_t kPeerOpListing = 3;    // gateway/cluster_listing.h
+inline constexpr std::uint32_t kPeerOpS3FanOut = 4;   // gateway/forward.h (FanOut)
 
 // Who answers for a key: its primary owner under the current membership view.
 struct KeyOwner {
@@ -90,6 +92,9 @@ class Cluster {
   virtual void Stop() = 0;
 
   virtual ClusterStatus Status() const = 0;
+  // This gateway's node name, and the current membership view (never null).
+  virtual const std::string& node() const = 0;
+  virtual std::shared_ptr<const MembershipView> View() const = 0;
   // Pings every member of the current view (this gateway too, through its own peer port),
   // one after the other, each within `timeout`.
   virtual boost::asio::awaitable<std::vector<PeerProbe>> Probe(

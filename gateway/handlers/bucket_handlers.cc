@@ -11,6 +11,7 @@
 #include "auth/signer.h"
 #include "common/http_time.h"
 #include "common/offload.h"
+#include "gateway/cluster_listing.h"
 #include "gateway/handlers/context.h"
 #include "gateway/xml.h"
 #include "metadata/read_inline.h"
@@ -30,6 +31,10 @@ boost::asio::awaitable<Result<metadata::ListObjectsPage>> ListPage(RequestContex
                                                                    const std::string& prefix,
                                                                    const std::string& cursor,
                                                                    std::size_t want) {
+  if (ctx.services.cluster != nullptr) {
+    // Every member holds its own keys' records (gateway/cluster_listing.h).
+    co_return co_await ListObjectsInCluster(ctx.services, ctx.target.bucket, prefix, cursor, want);
+  }
   if (ctx.bucket) {
     co_return co_await ctx.services.engine.ListMerged(*ctx.bucket, prefix, cursor, want);
   }

@@ -1,6 +1,10 @@
 // Whole-object operations: PutObject, GetObject/HeadObject, DeleteObject.
+#include <pugixml.hpp>
+
 #include <array>
 #include <charconv>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "auth/payload_decoder.h"
@@ -8,10 +12,12 @@
 #include "common/offload.h"
 #include "gateway/conditions.h"
 #include "gateway/error_table.h"
+#include "gateway/forward.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/object_io.h"
 #include "gateway/handlers/read_through.h"
 #include "gateway/xml.h"
+#include "gateway/xml_load.h"
 #include "storage/checksum.h"
 
 namespace strata::gateway {
@@ -179,6 +185,53 @@ HandlerResult DeleteObject(RequestContext& ctx) {
   co_return co_await SendEmpty(ctx, 204, std::move(header));
 }
 
+namespace {
+
+// Which of a DeleteObjects' keys this gateway deletes, and the other members that own the
+// rest (their peer addresses).
+struct KeyOwners {
+  std::vector<bool> here;
+  std::set<std::string> elsewhere;
+};
+
+KeyOwners OwnersOfKeys(const RequestContext& ctx, const DeleteRequest& request) {
+  KeyOwners owners;
+  owners.here.assign(request.objects.size(), true);
+  if (ctx.services.cluster == nullptr) {
+    return owners;
+  }
+  for (std::size_t i = 0; i < request.objects.size(); ++i) {
+    auto owner = ctx.services.cluster->PrimaryOf(ctx.target.bucket, request.objects[i].key);
+    if (owner && !owner->self) {
+      owners.here[i] = false;
+      if (!ctx.exchange.fan_out()) {
+        owners.elsewhere.insert(owner->peer);
+      }
+    }
+  }
+  return owners;
+}
+
+// A member's DeleteResult, its Deleted and Error entries copied into `xml`.
+Result<void> AppendDeleteResults(const FanOutAnswer& answer, XmlWriter& xml) {
+  pugi::xml_document doc;
+  if (answer.status != 200 || !LoadXmlDocument(doc, answer.body).ok()) {
+    return Error(ErrorCode::kUnavailable,
+                 "a member of the cluster could not delete its keys now, retry",
+                 /*retryable=*/true);
+  }
+  for (const auto& entry : doc.child("DeleteResult").children()) {
+    xml.Open(entry.name());
+    for (const auto& field : entry.children()) {
+      xml.Element(field.name(), field.text().get());
+    }
+    xml.Close();
+  }
+  return Ok();
+}
+
+}  // namespace
+
 HandlerResult DeleteObjects(RequestContext& ctx) {
   // 1000 keys of up to 1024 bytes, with their XML.
   constexpr std::size_t kMaxDeleteBody = 2 * 1024 * 1024;
@@ -193,13 +246,20 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
     const DeleteRequest::Entry* entry;
     Result<storage::ObjectStore::Deleted> result;
   };
+  // In a cluster, each key's owner deletes it: the keys of other members go to them as
+  // one fan-out each, whose answers join this one's (a member sent a fan-out answers for
+  // its own keys only).
+  const KeyOwners owners = OwnersOfKeys(ctx, request);
   auto& store = ctx.services.store;
   // One trip to the blocking pool for the whole batch.
   auto outcomes = co_await Offload(ctx.services.blocking_pool, [&] {
     std::vector<Outcome> out;
     out.reserve(request.objects.size());
-    for (const auto& entry : request.objects) {
-      if (entry.key.size() > kMaxKeyBytes) {
+    for (std::size_t i = 0; i < request.objects.size(); ++i) {
+      const auto& entry = request.objects[i];
+      if (!owners.here[i]) {
+        continue;
+      } else if (entry.key.size() > kMaxKeyBytes) {
         out.push_back({&entry, Error(ErrorCode::kKeyTooLong, "Your key is too long")});
       } else if (!entry.version_id.empty()) {
         out.push_back({&entry, store.DeleteVersion(bucket, ObjectKey(entry.key),
@@ -235,6 +295,10 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
         .Element("Code", LookupS3Error(outcome.result.error().code).code)
         .Element("Message", outcome.result.error().message)
         .Close();
+  }
+  for (const auto& peer : owners.elsewhere) {
+    STRATA_CO_TRY(auto answer, co_await FanOut(ctx, peer, body.text));
+    STRATA_CO_RETURN_IF_ERROR(AppendDeleteResults(answer, xml));
   }
   co_return co_await SendXml(ctx, 200, xml.Finish());
 }

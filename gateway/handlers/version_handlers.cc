@@ -5,6 +5,7 @@
 #include "auth/signer.h"
 #include "common/http_time.h"
 #include "common/offload.h"
+#include "gateway/cluster_listing.h"
 #include "gateway/handlers/context.h"
 #include "gateway/xml.h"
 #include "metadata/read_inline.h"
@@ -66,10 +67,18 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
   BucketName bucket(t.bucket);
   while (!truncated && max_keys > 0) {
     const std::size_t have = entries.size() + common_prefixes.size();
-    STRATA_CO_TRY(auto page, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
-                    return ctx.services.index.ListVersions(bucket, prefix, cursor_key,
-                                                           cursor_version, max_keys - have + 1);
-                  }));
+    metadata::ListVersionsPage page;
+    if (ctx.services.cluster != nullptr) {
+      // Every member holds its own keys' versions (gateway/cluster_listing.h).
+      STRATA_CO_TRY(page, co_await ListVersionsInCluster(ctx.services, t.bucket, prefix,
+                                                         cursor_key, cursor_version,
+                                                         max_keys - have + 1));
+    } else {
+      STRATA_CO_TRY(page, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
+                      return ctx.services.index.ListVersions(bucket, prefix, cursor_key,
+                                                             cursor_version, max_keys - have + 1);
+                    }));
+    }
     bool skipped = false;
     for (auto& entry : page.versions) {
       const std::string key = entry.record.key.str();

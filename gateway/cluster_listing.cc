@@ -1,0 +1,275 @@
+#include "gateway/cluster_listing.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "common/co_try.h"
+#include "common/offload.h"
+#include "gateway/forward.h"
+#include "gateway/listing_wire.h"
+#include "metadata/read_inline.h"
+#include "storage/cluster.h"
+#include "storage/listing_merge.h"
+
+namespace strata::gateway {
+namespace {
+
+namespace asio = boost::asio;
+
+// One member's page.
+struct MemberPage {
+  std::vector<metadata::VersionEntry> rows;
+  bool truncated = false;
+};
+
+// Bytes of rows gathered before each write of the answer's stream.
+constexpr std::size_t kRowsChunk = 256 * 1024;
+
+Error MemberFailed(const std::string& node, const Error& error) {
+  if (!error.retryable) {
+    spdlog::warn("listing: member {} failed: {}", node, error.message);
+  }
+  return Error(ErrorCode::kUnavailable,
+               "a member of the cluster could not be listed now (" + node + "), retry",
+               /*retryable=*/true);
+}
+
+asio::awaitable<Result<MemberPage>> ListHere(Services& services, const ListingRequest& request) {
+  const BucketName bucket(request.bucket);
+  MemberPage page;
+  if (request.kind == ListingKind::kObjects) {
+    auto listed = co_await metadata::ReadInline(services.blocking_pool, [&] {
+      return services.index.ListObjects(bucket, request.prefix, request.marker, request.limit);
+    });
+    if (!listed.ok()) {
+      co_return std::move(listed).error();
+    }
+    page.truncated = listed->truncated;
+    for (auto& object : listed->objects) {
+      page.rows.push_back(metadata::VersionEntry{std::move(object), true});
+    }
+  } else {
+    auto listed = co_await metadata::ReadInline(services.blocking_pool, [&] {
+      return services.index.ListVersions(bucket, request.prefix, request.marker,
+                                         request.version_marker, request.limit);
+    });
+    if (!listed.ok()) {
+      co_return std::move(listed).error();
+    }
+    page.truncated = listed->truncated;
+    page.rows = std::move(listed->versions);
+  }
+  co_return page;
+}
+
+asio::awaitable<Result<MemberPage>> ListThere(storage::Cluster& cluster, const std::string& peer,
+                                              const ListingRequest& request) {
+  const auto executor = cluster.executor();
+  storage::PeerRequest call_request;
+  call_request.op = storage::kPeerOpListing;
+  call_request.payload = EncodeListingRequest(request);
+  auto opened = co_await RunOn(executor, cluster.Call(peer, call_request));
+  if (!opened.ok()) {
+    co_return std::move(opened).error();
+  }
+  CallOnCluster call(executor, std::move(opened).value());
+  auto response = co_await RunOn(executor, call->Response());
+  if (!response.ok()) {
+    co_return std::move(response).error();
+  }
+  auto truncated = DecodeListingAnswer(response->payload);
+  if (!truncated.ok()) {
+    co_return std::move(truncated).error();
+  }
+  if (!response->has_stream) {
+    co_return Error(ErrorCode::kCorruption, "listing: an answer without rows");
+  }
+  MemberPage page;
+  page.truncated = *truncated;
+  ListingRowReader reader(request.bucket);
+  while (true) {
+    auto chunk = co_await RunOn(executor, call->Read());
+    if (!chunk.ok()) {
+      co_return std::move(chunk).error();
+    }
+    if (!chunk->has_value()) {
+      break;
+    }
+    reader.Add(**chunk);
+    while (true) {
+      auto row = reader.Next();
+      if (!row.ok()) {
+        co_return std::move(row).error();
+      }
+      if (!row->has_value()) {
+        break;
+      }
+      if (page.rows.size() == request.limit) {
+        co_return Error(ErrorCode::kCorruption, "listing: more rows than asked for");
+      }
+      page.rows.push_back(std::move(**row));
+    }
+  }
+  if (reader.has_partial()) {
+    co_return Error(ErrorCode::kCorruption, "listing: the rows were cut short");
+  }
+  co_return page;
+}
+
+// Every member's page for `request`, in the view's order (by node name).
+asio::awaitable<Result<std::vector<MemberPage>>> ListMembers(Services& services,
+                                                             const ListingRequest& request) {
+  storage::Cluster& cluster = *services.cluster;
+  const auto view = cluster.View();
+  std::vector<MemberPage> pages;
+  pages.reserve(view->members.size());
+  for (const auto& member : view->members) {
+    Result<MemberPage> page = MemberPage();
+    if (member.node == cluster.node()) {
+      page = co_await ListHere(services, request);
+    } else {
+      page = co_await ListThere(cluster, member.peer, request);
+    }
+    if (!page.ok()) {
+      co_return MemberFailed(member.node, page.error());
+    }
+    pages.push_back(std::move(page).value());
+  }
+  co_return pages;
+}
+
+std::uint32_t RowLimit(std::size_t want) {
+  return static_cast<std::uint32_t>(std::clamp<std::size_t>(want, 1, kMaxListingRows));
+}
+
+}  // namespace
+
+asio::awaitable<Result<metadata::ListObjectsPage>> ListObjectsInCluster(
+    Services& services, const std::string& bucket, const std::string& prefix,
+    const std::string& start_after, std::size_t max_keys) {
+  ListingRequest request;
+  request.kind = ListingKind::kObjects;
+  request.bucket = bucket;
+  request.prefix = prefix;
+  request.marker = start_after;
+  request.limit = RowLimit(max_keys);
+  auto pages = co_await ListMembers(services, request);
+  if (!pages.ok()) {
+    co_return std::move(pages).error();
+  }
+  std::vector<storage::ListingSourcePage> sources;
+  for (auto& page : *pages) {
+    storage::ListingSourcePage source;
+    source.truncated = page.truncated;
+    if (!page.rows.empty()) {
+      source.last_listed = page.rows.back().record.key.str();
+    }
+    for (auto& row : page.rows) {
+      source.entries.push_back(std::move(row.record));
+    }
+    sources.push_back(std::move(source));
+  }
+  co_return storage::MergeListingPages(std::move(sources), max_keys);
+}
+
+asio::awaitable<Result<metadata::ListVersionsPage>> ListVersionsInCluster(
+    Services& services, const std::string& bucket, const std::string& prefix,
+    const std::string& key_marker, const std::string& version_marker, std::size_t max_versions) {
+  ListingRequest request;
+  request.kind = ListingKind::kVersions;
+  request.bucket = bucket;
+  request.prefix = prefix;
+  request.marker = key_marker;
+  request.version_marker = version_marker;
+  request.limit = RowLimit(max_versions);
+  auto pages = co_await ListMembers(services, request);
+  if (!pages.ok()) {
+    co_return std::move(pages).error();
+  }
+  // A key's versions all come from its one owner, in order; members' pages merge by key.
+  // A truncated member was read only up to its last key: nothing past the least such
+  // key may be listed yet.
+  std::optional<std::string> bound;
+  bool truncated = false;
+  std::vector<metadata::VersionEntry> rows;
+  for (auto& page : *pages) {
+    if (page.truncated) {
+      truncated = true;
+      if (!page.rows.empty() && (!bound || page.rows.back().record.key.str() < *bound)) {
+        bound = page.rows.back().record.key.str();
+      }
+    }
+    std::move(page.rows.begin(), page.rows.end(), std::back_inserter(rows));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.record.key.str() < b.record.key.str();
+  });
+  metadata::ListVersionsPage merged;
+  for (auto& row : rows) {
+    if ((bound && row.record.key.str() > *bound) || merged.versions.size() == max_versions) {
+      truncated = true;
+      break;
+    }
+    merged.versions.push_back(std::move(row));
+  }
+  merged.truncated = truncated;
+  co_return merged;
+}
+
+storage::PeerTask<void> ServeListing(storage::PeerIncomingCall& call, Services& services) {
+  auto request = DecodeListingRequest(call.request().payload);
+  if (!request.ok()) {
+    spdlog::warn("peer {}: a listing request refused: {}", call.peer(), request.error().message);
+    co_return std::move(request).error();
+  }
+  // On the blocking pool: this thread serves every peer call of the gateway.
+  auto page = co_await Offload(services.blocking_pool, [&]() -> Result<MemberPage> {
+    const BucketName bucket(request->bucket);
+    MemberPage out;
+    if (request->kind == ListingKind::kObjects) {
+      auto listed = services.index.ListObjects(bucket, request->prefix, request->marker,
+                                               request->limit);
+      if (!listed.ok()) {
+        return std::move(listed).error();
+      }
+      out.truncated = listed->truncated;
+      for (auto& object : listed->objects) {
+        out.rows.push_back(metadata::VersionEntry{std::move(object), false});
+      }
+      return out;
+    }
+    auto listed = services.index.ListVersions(bucket, request->prefix, request->marker,
+                                              request->version_marker, request->limit);
+    if (!listed.ok()) {
+      return std::move(listed).error();
+    }
+    out.truncated = listed->truncated;
+    out.rows = std::move(listed->versions);
+    return out;
+  });
+  if (!page.ok()) {
+    co_return std::move(page).error();
+  }
+  storage::PeerResponse response;
+  response.payload = EncodeListingAnswer(page->truncated);
+  response.has_stream = true;
+  STRATA_CO_RETURN_IF_ERROR(co_await call.Respond(std::move(response)));
+  std::string rows;
+  for (const auto& row : page->rows) {
+    AppendListingRow(rows, row.record, row.latest);
+    while (rows.size() >= kRowsChunk) {
+      const std::size_t n = std::min(rows.size(), storage::kMaxPeerChunk);
+      STRATA_CO_RETURN_IF_ERROR(co_await call.Write(rows.substr(0, n)));
+      rows.erase(0, n);
+    }
+  }
+  if (!rows.empty()) {
+    STRATA_CO_RETURN_IF_ERROR(co_await call.Write(std::move(rows)));
+  }
+  co_return co_await call.CloseResponse();
+}
+
+}  // namespace strata::gateway

@@ -1,0 +1,170 @@
+#include "gateway/listing_wire.h"
+
+#include "common/little_endian.h"
+#include "metadata/codec.h"
+
+namespace strata::gateway {
+namespace {
+
+constexpr std::size_t kMaxKeyBytes = 1024;
+
+Error Malformed(std::string_view what) {
+  return Error(ErrorCode::kCorruption, "listing: " + std::string(what));
+}
+
+void PutString(std::string& out, std::string_view s) {
+  PutLe(out, s.size(), 4);
+  out.append(s);
+}
+
+// Reads `in` front to back from `offset`; every read checks what is left first.
+struct Cursor {
+  std::string_view in;
+  std::size_t offset = 0;
+
+  std::size_t left() const { return in.size() - offset; }
+  bool Int(std::uint64_t& value, int bytes) {
+    if (left() < static_cast<std::size_t>(bytes)) {
+      return false;
+    }
+    value = GetLe(in, offset, bytes);
+    offset += static_cast<std::size_t>(bytes);
+    return true;
+  }
+  bool Bytes(std::string_view& out, std::uint64_t limit) {
+    std::uint64_t size = 0;
+    if (!Int(size, 4) || size > left() || size > limit) {
+      return false;
+    }
+    out = in.substr(offset, size);
+    offset += size;
+    return true;
+  }
+  bool String(std::string& out, std::uint64_t limit) {
+    std::string_view view;
+    if (!Bytes(view, limit)) {
+      return false;
+    }
+    out.assign(view);
+    return true;
+  }
+};
+
+}  // namespace
+
+std::string EncodeListingRequest(const ListingRequest& request) {
+  std::string out;
+  out.push_back(static_cast<char>(kListingFormat));
+  out.push_back(static_cast<char>(request.kind));
+  PutString(out, request.bucket);
+  PutString(out, request.prefix);
+  PutString(out, request.marker);
+  PutString(out, request.version_marker);
+  PutLe(out, request.limit, 4);
+  return out;
+}
+
+Result<ListingRequest> DecodeListingRequest(std::string_view bytes) {
+  Cursor in{bytes};
+  std::uint64_t format = 0;
+  std::uint64_t kind = 0;
+  if (!in.Int(format, 1) || format != kListingFormat) {
+    return Malformed("unknown format");
+  }
+  if (!in.Int(kind, 1) || (kind != 1 && kind != 2)) {
+    return Malformed("unknown kind");
+  }
+  ListingRequest request;
+  request.kind = static_cast<ListingKind>(kind);
+  std::uint64_t limit = 0;
+  // The marker may be a key, or a delimited prefix with 1025 bytes of 0xff after it
+  // (gateway's skip past a common prefix): at most two keys' worth.
+  if (!in.String(request.bucket, 255) || !in.String(request.prefix, kMaxKeyBytes) ||
+      !in.String(request.marker, 2 * kMaxKeyBytes + 2) ||
+      !in.String(request.version_marker, kMaxKeyBytes) || !in.Int(limit, 4)) {
+    return Malformed("cut short, or a field too long");
+  }
+  if (limit == 0 || limit > kMaxListingRows) {
+    return Malformed("a row limit out of range");
+  }
+  if (in.left() != 0) {
+    return Malformed("trailing bytes");
+  }
+  request.limit = static_cast<std::uint32_t>(limit);
+  return request;
+}
+
+std::string EncodeListingAnswer(bool truncated) {
+  std::string out;
+  out.push_back(static_cast<char>(kListingFormat));
+  out.push_back(truncated ? 1 : 0);
+  return out;
+}
+
+Result<bool> DecodeListingAnswer(std::string_view bytes) {
+  if (bytes.size() != 2 || bytes[0] != static_cast<char>(kListingFormat) ||
+      (bytes[1] != 0 && bytes[1] != 1)) {
+    return Malformed("an answer that is not one");
+  }
+  return bytes[1] == 1;
+}
+
+void AppendListingRow(std::string& out, const metadata::ObjectRecord& record, bool latest) {
+  PutString(out, record.key.str());
+  out.push_back(latest ? 1 : 0);
+  PutString(out, metadata::EncodeObject(record));
+}
+
+Result<std::optional<metadata::VersionEntry>> ListingRowReader::Next() {
+  const std::string_view in(buffer_);
+  std::size_t at = offset_;
+  const auto need_more = std::optional<metadata::VersionEntry>();
+  // key length, key, flags, record length, record: each length is checked against its
+  // limit as soon as it is known, so a bad one fails without waiting for more bytes.
+  if (in.size() - at < 4) {
+    return need_more;
+  }
+  const std::uint64_t key_size = GetLe(in, at, 4);
+  if (key_size > kMaxKeyBytes) {
+    return Malformed("a key too long");
+  }
+  at += 4;
+  if (in.size() - at < key_size + 1 + 4) {
+    return need_more;
+  }
+  const std::string_view key = in.substr(at, key_size);
+  at += key_size;
+  const std::uint64_t flags = GetLe(in, at, 1);
+  at += 1;
+  const std::uint64_t record_size = GetLe(in, at, 4);
+  if (record_size > kMaxListingRowBytes) {
+    return Malformed("a row too long");
+  }
+  at += 4;
+  if (in.size() - at < record_size) {
+    return need_more;
+  }
+  const std::string_view record = in.substr(at, record_size);
+  at += record_size;
+  if (flags > 1) {
+    return Malformed("unknown row flags");
+  }
+  auto decoded = metadata::DecodeObject(record);
+  if (!decoded.ok()) {
+    return Malformed("a record that does not decode: " + decoded.error().message);
+  }
+  metadata::VersionEntry entry;
+  entry.record = std::move(decoded).value();
+  entry.record.bucket = BucketName(bucket_);
+  entry.record.key = ObjectKey(std::string(key));
+  entry.latest = flags == 1;
+  offset_ = at;
+  // Keep the buffer small: drop what was read once it is most of it.
+  if (offset_ > 64 * 1024 && offset_ * 2 > buffer_.size()) {
+    buffer_.erase(0, offset_);
+    offset_ = 0;
+  }
+  return std::optional<metadata::VersionEntry>(std::move(entry));
+}
+
+}  // namespace strata::gateway
