@@ -230,8 +230,8 @@ storage::PeerTask<void> ServeListing(storage::PeerIncomingCall& call, Services& 
     const BucketName bucket(request->bucket);
     MemberPage out;
     if (request->kind == ListingKind::kObjects) {
-      auto listed = services.index.ListObjects(bucket, request->prefix, request->marker,
-                                               request->limit);
+      auto listed =
+          services.index.ListObjects(bucket, request->prefix, request->marker, request->limit);
       if (!listed.ok()) {
         return std::move(listed).error();
       }

@@ -36,7 +36,7 @@ constexpr int kOpenAttempts = 20;
 // Head fields the gateway that answers the client sets itself (gateway/session.cc).
 bool IsOwnField(std::string_view name) {
   static constexpr std::string_view kOwn[] = {
-      "content-length", "connection",       "date",       "server",
+      "content-length", "connection",        "date",       "server",
       "keep-alive",     "transfer-encoding", "x-amz-id-2", "x-amz-request-id"};
   for (auto own : kOwn) {
     if (boost::beast::iequals(name, own)) {
@@ -158,8 +158,7 @@ HandlerResult RelayStream(RequestContext& ctx, const asio::any_io_executor& clus
     }
     if (!head_sent) {
       head_sent = true;
-      STRATA_CO_RETURN_IF_ERROR(
-          co_await ctx.exchange.SendHeader(std::move(header), length, bytes));
+      STRATA_CO_RETURN_IF_ERROR(co_await ctx.exchange.SendHeader(std::move(header), length, bytes));
     } else {
       STRATA_CO_RETURN_IF_ERROR(co_await ctx.exchange.SendBody(bytes));
     }
@@ -376,9 +375,9 @@ storage::PeerTask<void> ServeForwarded(storage::PeerIncomingCall& call, Services
   // stops) or by its core's cancellation. The wait is a coroutine of its own, out of
   // reach of this one's cancellation: turning cancellation off here would turn it off
   // for the transport's whole connection coroutine (Asio keeps the state at its entry).
-  co_await asio::co_spawn(cluster, AwaitRunEnd(run),
-                          asio::bind_cancellation_slot(asio::cancellation_slot(),
-                                                       asio::use_awaitable));
+  co_await asio::co_spawn(
+      cluster, AwaitRunEnd(run),
+      asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
   co_return run->result;
 }
 

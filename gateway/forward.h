@@ -47,8 +47,8 @@ boost::asio::awaitable<std::optional<T>> Optional(boost::asio::awaitable<T> task
 template <typename T>
 boost::asio::awaitable<T> RunOn(const boost::asio::any_io_executor& executor,
                                 boost::asio::awaitable<T> task) {
-  auto done = co_await boost::asio::co_spawn(
-      executor, forward_detail::Optional(std::move(task)), boost::asio::use_awaitable);
+  auto done = co_await boost::asio::co_spawn(executor, forward_detail::Optional(std::move(task)),
+                                             boost::asio::use_awaitable);
   co_return std::move(*done);
 }
 

@@ -9,9 +9,7 @@
 namespace strata::gateway {
 namespace {
 
-Error CallerGone() {
-  return Error(ErrorCode::kIncompleteBody, "the forwarding gateway went away");
-}
+Error CallerGone() { return Error(ErrorCode::kIncompleteBody, "the forwarding gateway went away"); }
 
 }  // namespace
 

@@ -400,17 +400,17 @@ void Server::Run() {
   // In a cluster, requests other gateways forward here (their keys' owner) run on the
   // cores in turn, each in its core's task group, so shutdown waits for them too.
   if (auto* cluster = impl_->services.cluster; cluster != nullptr) {
-    cluster->SetHandler(storage::kPeerOpS3Request, [impl = impl_.get()](
-                                                       storage::PeerIncomingCall& call) {
-      Core& core = impl->NextCore();
-      return ServeForwarded(call, impl->services, core.ioc.get_executor(), core.tasks);
-    });
-    cluster->SetHandler(storage::kPeerOpS3FanOut, [impl = impl_.get()](
-                                                      storage::PeerIncomingCall& call) {
-      Core& core = impl->NextCore();
-      return ServeForwarded(call, impl->services, core.ioc.get_executor(), core.tasks,
-                            /*fan_out=*/true);
-    });
+    cluster->SetHandler(
+        storage::kPeerOpS3Request, [impl = impl_.get()](storage::PeerIncomingCall& call) {
+          Core& core = impl->NextCore();
+          return ServeForwarded(call, impl->services, core.ioc.get_executor(), core.tasks);
+        });
+    cluster->SetHandler(
+        storage::kPeerOpS3FanOut, [impl = impl_.get()](storage::PeerIncomingCall& call) {
+          Core& core = impl->NextCore();
+          return ServeForwarded(call, impl->services, core.ioc.get_executor(), core.tasks,
+                                /*fan_out=*/true);
+        });
     cluster->SetHandler(storage::kPeerOpListing,
                         [impl = impl_.get()](storage::PeerIncomingCall& call) {
                           return ServeListing(call, impl->services);

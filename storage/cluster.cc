@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -12,7 +13,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
-#include <atomic>
 #include <charconv>
 #include <map>
 #include <mutex>
@@ -20,8 +20,8 @@
 #include <utility>
 
 #include "common/task_group.h"
-#include "storage/placement.h"
 #include "storage/peer/tcp_transport.h"
+#include "storage/placement.h"
 
 namespace strata::storage {
 namespace {

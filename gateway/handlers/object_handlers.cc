@@ -1,8 +1,7 @@
 // Whole-object operations: PutObject, GetObject/HeadObject, DeleteObject.
-#include <pugixml.hpp>
-
 #include <array>
 #include <charconv>
+#include <pugixml.hpp>
 #include <set>
 #include <string>
 #include <vector>

@@ -70,9 +70,8 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
     metadata::ListVersionsPage page;
     if (ctx.services.cluster != nullptr) {
       // Every member holds its own keys' versions (gateway/cluster_listing.h).
-      STRATA_CO_TRY(page, co_await ListVersionsInCluster(ctx.services, t.bucket, prefix,
-                                                         cursor_key, cursor_version,
-                                                         max_keys - have + 1));
+      STRATA_CO_TRY(page, co_await ListVersionsInCluster(ctx.services, t.bucket, prefix, cursor_key,
+                                                         cursor_version, max_keys - have + 1));
     } else {
       STRATA_CO_TRY(page, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
                       return ctx.services.index.ListVersions(bucket, prefix, cursor_key,

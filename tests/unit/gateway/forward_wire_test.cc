@@ -92,9 +92,7 @@ TEST(ForwardWireTest, WhatHttpDoesNotAllowIsRefused) {
   EXPECT_TRUE(refused([](auto& h) { h.fields.emplace_back("X-Split", "a\r\nX-Smuggled: 1"); }));
   EXPECT_TRUE(refused([](auto& h) { h.fields.emplace_back("X-Nul", std::string("a\0b", 3)); }));
   EXPECT_TRUE(refused([](auto& h) { h.request_id = "id\n"; }));
-  EXPECT_TRUE(refused([](auto& h) {
-    h.fields.assign(kMaxForwardedFields + 1, {"X-Many", "v"});
-  }));
+  EXPECT_TRUE(refused([](auto& h) { h.fields.assign(kMaxForwardedFields + 1, {"X-Many", "v"}); }));
   EXPECT_FALSE(refused([](auto& h) { h.fields.assign(kMaxForwardedFields, {"X-Many", "v"}); }));
 
   auto status_refused = [](unsigned status) {

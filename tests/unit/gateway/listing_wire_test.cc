@@ -89,7 +89,8 @@ TEST(ListingWireTest, RequestsOutOfRangeAreRefused) {
   EXPECT_TRUE(refused([](auto& r) { r.bucket = std::string(256, 'b'); }));
   EXPECT_TRUE(refused([](auto& r) { r.prefix = std::string(1025, 'p'); }));
   // A marker past a common prefix is the prefix and 1025 bytes of 0xff.
-  EXPECT_FALSE(refused([](auto& r) { r.marker = std::string(1024, 'k') + std::string(1025, '\xff'); }));
+  EXPECT_FALSE(
+      refused([](auto& r) { r.marker = std::string(1024, 'k') + std::string(1025, '\xff'); }));
   EXPECT_FALSE(refused([](auto& r) { r.limit = kMaxListingRows; }));
   std::string bytes = EncodeListingRequest(SampleRequest());
   bytes[0] = 9;
