@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -21,9 +24,45 @@ namespace asio = boost::asio;
 
 // One member's page.
 struct MemberPage {
-  std::vector<metadata::VersionEntry> rows;
+  std::vector<metadata::VersionEntry> rows;     // objects and versions
+  std::vector<metadata::UploadRecord> uploads;  // uploads
   bool truncated = false;
 };
+
+const std::string& KeyOf(const metadata::VersionEntry& row) { return row.record.key.str(); }
+const std::string& KeyOf(const metadata::UploadRecord& row) { return row.object.key.str(); }
+
+// Merges the members' rows of one kind (`rows_of` picks them out of a page) in key order.
+// A key's rows all come from its one owner, in order. A truncated member was read only up
+// to its last key: nothing past the least such key may be listed yet.
+template <typename RowsOf>
+auto MergeByKey(std::vector<MemberPage>& pages, RowsOf rows_of, std::size_t max_rows,
+                bool& truncated) {
+  std::optional<std::string> bound;
+  truncated = false;
+  std::remove_reference_t<decltype(rows_of(std::declval<MemberPage&>()))> rows;
+  for (auto& page : pages) {
+    auto& mine = rows_of(page);
+    if (page.truncated) {
+      truncated = true;
+      if (!mine.empty() && (!bound || KeyOf(mine.back()) < *bound)) {
+        bound = KeyOf(mine.back());
+      }
+    }
+    std::move(mine.begin(), mine.end(), std::back_inserter(rows));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return KeyOf(a) < KeyOf(b); });
+  std::size_t keep = 0;
+  while (keep < rows.size() && keep < max_rows && !(bound && KeyOf(rows[keep]) > *bound)) {
+    ++keep;
+  }
+  if (keep < rows.size()) {
+    truncated = true;
+    rows.resize(keep);
+  }
+  return rows;
+}
 
 // Bytes of rows gathered before each write of the answer's stream.
 constexpr std::size_t kRowsChunk = 256 * 1024;
@@ -51,7 +90,7 @@ asio::awaitable<Result<MemberPage>> ListHere(Services& services, const ListingRe
     for (auto& object : listed->objects) {
       page.rows.push_back(metadata::VersionEntry{std::move(object), true});
     }
-  } else {
+  } else if (request.kind == ListingKind::kVersions) {
     auto listed = co_await metadata::ReadInline(services.blocking_pool, [&] {
       return services.index.ListVersions(bucket, request.prefix, request.marker,
                                          request.version_marker, request.limit);
@@ -61,8 +100,37 @@ asio::awaitable<Result<MemberPage>> ListHere(Services& services, const ListingRe
     }
     page.truncated = listed->truncated;
     page.rows = std::move(listed->versions);
+  } else {
+    auto listed = co_await metadata::ReadInline(services.blocking_pool, [&] {
+      return services.store.ListUploads(bucket, request.prefix, request.marker,
+                                        request.version_marker, request.limit);
+    });
+    if (!listed.ok()) {
+      co_return std::move(listed).error();
+    }
+    page.truncated = listed->truncated;
+    page.uploads = std::move(listed->uploads);
   }
   co_return page;
+}
+
+// Every whole row the reader holds now, into `rows`, at most `limit` in all.
+template <typename Next, typename Row>
+Result<void> TakeRows(ListingRowReader& reader, Next next, std::vector<Row>& rows,
+                      std::uint32_t limit) {
+  while (true) {
+    auto row = (reader.*next)();
+    if (!row.ok()) {
+      return std::move(row).error();
+    }
+    if (!row->has_value()) {
+      return Ok();
+    }
+    if (rows.size() == limit) {
+      return Error(ErrorCode::kCorruption, "listing: more rows than asked for");
+    }
+    rows.push_back(std::move(**row));
+  }
 }
 
 asio::awaitable<Result<MemberPage>> ListThere(storage::Cluster& cluster, const std::string& peer,
@@ -99,19 +167,10 @@ asio::awaitable<Result<MemberPage>> ListThere(storage::Cluster& cluster, const s
       break;
     }
     reader.Add(**chunk);
-    while (true) {
-      auto row = reader.Next();
-      if (!row.ok()) {
-        co_return std::move(row).error();
-      }
-      if (!row->has_value()) {
-        break;
-      }
-      if (page.rows.size() == request.limit) {
-        co_return Error(ErrorCode::kCorruption, "listing: more rows than asked for");
-      }
-      page.rows.push_back(std::move(**row));
-    }
+    STRATA_CO_RETURN_IF_ERROR(
+        request.kind == ListingKind::kUploads
+            ? TakeRows(reader, &ListingRowReader::NextUpload, page.uploads, request.limit)
+            : TakeRows(reader, &ListingRowReader::Next, page.rows, request.limit));
   }
   if (reader.has_partial()) {
     co_return Error(ErrorCode::kCorruption, "listing: the rows were cut short");
@@ -189,33 +248,30 @@ asio::awaitable<Result<metadata::ListVersionsPage>> ListVersionsInCluster(
   if (!pages.ok()) {
     co_return std::move(pages).error();
   }
-  // A key's versions all come from its one owner, in order; members' pages merge by key.
-  // A truncated member was read only up to its last key: nothing past the least such
-  // key may be listed yet.
-  std::optional<std::string> bound;
-  bool truncated = false;
-  std::vector<metadata::VersionEntry> rows;
-  for (auto& page : *pages) {
-    if (page.truncated) {
-      truncated = true;
-      if (!page.rows.empty() && (!bound || page.rows.back().record.key.str() < *bound)) {
-        bound = page.rows.back().record.key.str();
-      }
-    }
-    std::move(page.rows.begin(), page.rows.end(), std::back_inserter(rows));
-  }
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return a.record.key.str() < b.record.key.str();
-  });
   metadata::ListVersionsPage merged;
-  for (auto& row : rows) {
-    if ((bound && row.record.key.str() > *bound) || merged.versions.size() == max_versions) {
-      truncated = true;
-      break;
-    }
-    merged.versions.push_back(std::move(row));
+  merged.versions = MergeByKey(
+      *pages, [](MemberPage& page) -> auto& { return page.rows; }, max_versions, merged.truncated);
+  co_return merged;
+}
+
+asio::awaitable<Result<metadata::ListUploadsPage>> ListUploadsInCluster(
+    Services& services, const std::string& bucket, const std::string& prefix,
+    const std::string& key_marker, const std::string& upload_id_marker, std::size_t max_uploads) {
+  ListingRequest request;
+  request.kind = ListingKind::kUploads;
+  request.bucket = bucket;
+  request.prefix = prefix;
+  request.marker = key_marker;
+  request.version_marker = upload_id_marker;
+  request.limit = RowLimit(max_uploads);
+  auto pages = co_await ListMembers(services, request);
+  if (!pages.ok()) {
+    co_return std::move(pages).error();
   }
-  merged.truncated = truncated;
+  metadata::ListUploadsPage merged;
+  merged.uploads = MergeByKey(
+      *pages, [](MemberPage& page) -> auto& { return page.uploads; }, max_uploads,
+      merged.truncated);
   co_return merged;
 }
 
@@ -241,13 +297,23 @@ storage::PeerTask<void> ServeListing(storage::PeerIncomingCall& call, Services& 
       }
       return out;
     }
-    auto listed = services.index.ListVersions(bucket, request->prefix, request->marker,
-                                              request->version_marker, request->limit);
+    if (request->kind == ListingKind::kVersions) {
+      auto listed = services.index.ListVersions(bucket, request->prefix, request->marker,
+                                                request->version_marker, request->limit);
+      if (!listed.ok()) {
+        return std::move(listed).error();
+      }
+      out.truncated = listed->truncated;
+      out.rows = std::move(listed->versions);
+      return out;
+    }
+    auto listed = services.store.ListUploads(bucket, request->prefix, request->marker,
+                                             request->version_marker, request->limit);
     if (!listed.ok()) {
       return std::move(listed).error();
     }
     out.truncated = listed->truncated;
-    out.rows = std::move(listed->versions);
+    out.uploads = std::move(listed->uploads);
     return out;
   });
   if (!page.ok()) {
@@ -258,8 +324,13 @@ storage::PeerTask<void> ServeListing(storage::PeerIncomingCall& call, Services& 
   response.has_stream = true;
   STRATA_CO_RETURN_IF_ERROR(co_await call.Respond(std::move(response)));
   std::string rows;
-  for (const auto& row : page->rows) {
-    AppendListingRow(rows, row.record, row.latest);
+  const std::size_t count = page->rows.size() + page->uploads.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i < page->rows.size()) {
+      AppendListingRow(rows, page->rows[i].record, page->rows[i].latest);
+    } else {
+      AppendUploadRow(rows, page->uploads[i - page->rows.size()]);
+    }
     while (rows.size() >= kRowsChunk) {
       const std::size_t n = std::min(rows.size(), storage::kMaxPeerChunk);
       STRATA_CO_RETURN_IF_ERROR(co_await call.Write(rows.substr(0, n)));

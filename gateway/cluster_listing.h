@@ -30,6 +30,11 @@ boost::asio::awaitable<Result<metadata::ListVersionsPage>> ListVersionsInCluster
     Services& services, const std::string& bucket, const std::string& prefix,
     const std::string& key_marker, const std::string& version_marker, std::size_t max_versions);
 
+// As ObjectStore::ListUploads over the whole cluster.
+boost::asio::awaitable<Result<metadata::ListUploadsPage>> ListUploadsInCluster(
+    Services& services, const std::string& bucket, const std::string& prefix,
+    const std::string& key_marker, const std::string& upload_id_marker, std::size_t max_uploads);
+
 // The member's side: one kPeerOpListing call, answered from this gateway's index.
 storage::PeerTask<void> ServeListing(storage::PeerIncomingCall& call, Services& services);
 

@@ -71,7 +71,7 @@ Result<ListingRequest> DecodeListingRequest(std::string_view bytes) {
   if (!in.Int(format, 1) || format != kListingFormat) {
     return Malformed("unknown format");
   }
-  if (!in.Int(kind, 1) || (kind != 1 && kind != 2)) {
+  if (!in.Int(kind, 1) || kind < 1 || kind > 3) {
     return Malformed("unknown kind");
   }
   ListingRequest request;
@@ -115,10 +115,16 @@ void AppendListingRow(std::string& out, const metadata::ObjectRecord& record, bo
   PutString(out, metadata::EncodeObject(record));
 }
 
-Result<std::optional<metadata::VersionEntry>> ListingRowReader::Next() {
+void AppendUploadRow(std::string& out, const metadata::UploadRecord& upload) {
+  PutString(out, upload.object.key.str());
+  out.push_back(0);
+  PutString(out, metadata::EncodeUpload(upload));
+}
+
+Result<std::optional<ListingRowReader::Row>> ListingRowReader::NextRow() {
   const std::string_view in(buffer_);
   std::size_t at = offset_;
-  const auto need_more = std::optional<metadata::VersionEntry>();
+  const auto need_more = std::optional<Row>();
   // key length, key, flags, record length, record: each length is checked against its
   // limit as soon as it is known, so a bad one fails without waiting for more bytes.
   if (in.size() - at < 4) {
@@ -149,22 +155,55 @@ Result<std::optional<metadata::VersionEntry>> ListingRowReader::Next() {
   if (flags > 1) {
     return Malformed("unknown row flags");
   }
-  auto decoded = metadata::DecodeObject(record);
-  if (!decoded.ok()) {
-    return Malformed("a record that does not decode: " + decoded.error().message);
-  }
-  metadata::VersionEntry entry;
-  entry.record = std::move(decoded).value();
-  entry.record.bucket = BucketName(bucket_);
-  entry.record.key = ObjectKey(std::string(key));
-  entry.latest = flags == 1;
+  Row row;
+  row.key.assign(key);
+  row.latest = flags == 1;
+  row.record.assign(record);
   offset_ = at;
   // Keep the buffer small: drop what was read once it is most of it.
   if (offset_ > 64 * 1024 && offset_ * 2 > buffer_.size()) {
     buffer_.erase(0, offset_);
     offset_ = 0;
   }
+  return std::optional<Row>(std::move(row));
+}
+
+Result<std::optional<metadata::VersionEntry>> ListingRowReader::Next() {
+  auto row = NextRow();
+  if (!row.ok()) {
+    return std::move(row).error();
+  }
+  if (!row->has_value()) {
+    return std::optional<metadata::VersionEntry>();
+  }
+  auto decoded = metadata::DecodeObject((*row)->record);
+  if (!decoded.ok()) {
+    return Malformed("a record that does not decode: " + decoded.error().message);
+  }
+  metadata::VersionEntry entry;
+  entry.record = std::move(decoded).value();
+  entry.record.bucket = BucketName(bucket_);
+  entry.record.key = ObjectKey(std::move((*row)->key));
+  entry.latest = (*row)->latest;
   return std::optional<metadata::VersionEntry>(std::move(entry));
+}
+
+Result<std::optional<metadata::UploadRecord>> ListingRowReader::NextUpload() {
+  auto row = NextRow();
+  if (!row.ok()) {
+    return std::move(row).error();
+  }
+  if (!row->has_value()) {
+    return std::optional<metadata::UploadRecord>();
+  }
+  auto decoded = metadata::DecodeUpload((*row)->record);
+  if (!decoded.ok()) {
+    return Malformed("an upload that does not decode: " + decoded.error().message);
+  }
+  // The row's key and this listing's bucket are the upload's, whatever its record says.
+  decoded->object.bucket = BucketName(bucket_);
+  decoded->object.key = ObjectKey(std::move((*row)->key));
+  return std::optional<metadata::UploadRecord>(std::move(decoded).value());
 }
 
 }  // namespace strata::gateway

@@ -2,7 +2,8 @@
 // over the peer transport: the request in the call's payload, the page's rows in its
 // response stream.
 //
-// Request (integers little-endian): a format byte, a kind byte (1 objects, 2 versions),
+// Request (integers little-endian): a format byte, a kind byte (1 objects, 2 versions,
+// 3 multipart uploads),
 // then bucket, prefix, marker key and marker version (each a u32 length and bytes), then
 // a u32 row limit. Response payload: a format byte and a flags byte (bit 0: truncated).
 // Stream: rows back to back, each a u32 key length and the key, a flags byte (bit 0: the
@@ -27,14 +28,14 @@ namespace strata::gateway {
 inline constexpr std::uint8_t kListingFormat = 1;
 inline constexpr std::uint32_t kMaxListingRows = 10'001;
 
-enum class ListingKind : std::uint8_t { kObjects = 1, kVersions = 2 };
+enum class ListingKind : std::uint8_t { kObjects = 1, kVersions = 2, kUploads = 3 };
 
 struct ListingRequest {
   ListingKind kind = ListingKind::kObjects;
   std::string bucket;
   std::string prefix;
-  std::string marker;          // objects: start after this key; versions: the key marker
-  std::string version_marker;  // versions only
+  std::string marker;          // objects: start after this key; else the key marker
+  std::string version_marker;  // versions: the version id marker; uploads: the upload id
   std::uint32_t limit = 0;
 };
 
@@ -46,6 +47,8 @@ Result<bool> DecodeListingAnswer(std::string_view bytes);  // truncated
 
 // Appends one row (a version entry; `latest` is false for object listings).
 void AppendListingRow(std::string& out, const metadata::ObjectRecord& record, bool latest);
+// Appends one row of an uploads listing (its record: metadata/codec.h's EncodeUpload).
+void AppendUploadRow(std::string& out, const metadata::UploadRecord& upload);
 
 // Reads rows out of a stream's chunks: rows may span chunks, and one row is at most
 // kMaxListingRowBytes, so what is buffered stays bounded.
@@ -58,10 +61,20 @@ class ListingRowReader {
   // The next whole row, nullopt when more bytes are needed; an error for a malformed row
   // (the reader is then unusable).
   Result<std::optional<metadata::VersionEntry>> Next();
+  // The same for an uploads listing's rows.
+  Result<std::optional<metadata::UploadRecord>> NextUpload();
   // Whether bytes of an unfinished row are left (at the stream's end: it was cut short).
   bool has_partial() const { return offset_ < buffer_.size(); }
 
  private:
+  struct Row {
+    std::string key;
+    bool latest = false;
+    std::string record;
+  };
+  // The next row's parts, nullopt when more bytes are needed.
+  Result<std::optional<Row>> NextRow();
+
   std::string bucket_;
   std::string buffer_;
   std::size_t offset_ = 0;

@@ -5,6 +5,7 @@
 #include "auth/signer.h"
 #include "common/http_time.h"
 #include "common/offload.h"
+#include "gateway/cluster_listing.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/copy_source.h"
 #include "gateway/handlers/object_io.h"
@@ -264,11 +265,18 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
   // max-uploads=0 asks for nothing and, as in S3, is never truncated.
   while (!truncated && max_uploads > 0) {
     const std::size_t have = uploads.size() + common_prefixes.size();
-    STRATA_CO_TRY(auto page, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
-                    return ctx.services.store.ListUploads(
-                        bucket, prefix, cursor_key, cursor_id,
-                        std::max<std::size_t>(max_uploads - have, 1));
-                  }));
+    const std::size_t want = std::max<std::size_t>(max_uploads - have, 1);
+    metadata::ListUploadsPage page;
+    if (ctx.services.cluster != nullptr) {
+      // Every member holds its own keys' uploads (gateway/cluster_listing.h).
+      STRATA_CO_TRY(page, co_await ListUploadsInCluster(ctx.services, t.bucket, prefix, cursor_key,
+                                                        cursor_id, want));
+    } else {
+      STRATA_CO_TRY(page, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
+                      return ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id,
+                                                            want);
+                    }));
+    }
     if (page.uploads.empty()) {
       break;
     }
@@ -303,9 +311,16 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
     }
   }
   if (!truncated && uploads.size() + common_prefixes.size() >= max_uploads && max_uploads > 0) {
-    STRATA_CO_TRY(auto more, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
-                    return ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id, 1);
-                  }));
+    metadata::ListUploadsPage more;
+    if (ctx.services.cluster != nullptr) {
+      STRATA_CO_TRY(more, co_await ListUploadsInCluster(ctx.services, t.bucket, prefix, cursor_key,
+                                                        cursor_id, 1));
+    } else {
+      STRATA_CO_TRY(more, co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
+                      return ctx.services.store.ListUploads(bucket, prefix, cursor_key, cursor_id,
+                                                            1);
+                    }));
+    }
     truncated = !more.uploads.empty();
   }
 

@@ -38,10 +38,17 @@ def trio(tmp_path_factory):
             make_client(gw).create_bucket(Bucket="shared")
         yield gws
     finally:
+        # Each one stopped even when another fails to stop (which fails the test).
+        failures = []
         for gw in gws:
-            if gw.running():
-                gw.stop()
+            try:
+                if gw.running():
+                    gw.stop()
+            except BaseException as failure:  # pytest.fail raises a BaseException
+                failures.append(failure)
         etcd.stop()
+        if failures:
+            raise failures[0]
 
 
 def clients(gws):
@@ -277,3 +284,26 @@ def test_copies_within_one_owner_work_and_across_owners_are_refused_plainly(trio
         copied += 1
     # Keys spread over three owners: both cases occur (each all but certainly).
     assert copied > 0 and refused > 0, (copied, refused)
+
+
+def test_multipart_upload_listing_merges_every_members_uploads(trio):
+    a, b, c = clients(trio)
+    started = {}
+    for i in range(12):
+        key = f"uploads/{i:02d}"
+        started[key] = (a, b, c)[i % 3].create_multipart_upload(Bucket="shared",
+                                                                Key=key)["UploadId"]
+    for s3 in (a, b, c):
+        listed, kwargs = [], {}
+        while True:
+            page = s3.list_multipart_uploads(Bucket="shared", Prefix="uploads/", MaxUploads=5,
+                                             **kwargs)
+            listed += [(u["Key"], u["UploadId"]) for u in page.get("Uploads", [])]
+            if not page["IsTruncated"]:
+                break
+            kwargs = {"KeyMarker": page["NextKeyMarker"],
+                      "UploadIdMarker": page["NextUploadIdMarker"]}
+        assert listed == sorted(started.items())
+    for key, upload_id in started.items():
+        c.abort_multipart_upload(Bucket="shared", Key=key, UploadId=upload_id)
+    assert not a.list_multipart_uploads(Bucket="shared", Prefix="uploads/").get("Uploads")

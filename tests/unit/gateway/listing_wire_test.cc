@@ -85,7 +85,7 @@ TEST(ListingWireTest, RequestsOutOfRangeAreRefused) {
   };
   EXPECT_TRUE(refused([](auto& r) { r.limit = 0; }));
   EXPECT_TRUE(refused([](auto& r) { r.limit = kMaxListingRows + 1; }));
-  EXPECT_TRUE(refused([](auto& r) { r.kind = static_cast<ListingKind>(3); }));
+  EXPECT_TRUE(refused([](auto& r) { r.kind = static_cast<ListingKind>(4); }));
   EXPECT_TRUE(refused([](auto& r) { r.bucket = std::string(256, 'b'); }));
   EXPECT_TRUE(refused([](auto& r) { r.prefix = std::string(1025, 'p'); }));
   // A marker past a common prefix is the prefix and 1025 bytes of 0xff.
@@ -135,6 +135,40 @@ TEST(ListingWireTest, RowsArriveWholeHoweverTheStreamIsCut) {
     }
   }
   EXPECT_TRUE(reader.has_partial());
+}
+
+TEST(ListingWireTest, UploadRowsRoundTrip) {
+  metadata::UploadRecord upload;
+  upload.upload_id = UploadId("upload-1");
+  upload.initiated_ms = 42;
+  upload.owner = "strata";
+  upload.object = Record("photos/big", "");
+  std::string stream;
+  AppendUploadRow(stream, upload);
+  upload.upload_id = UploadId("upload-2");
+  AppendUploadRow(stream, upload);
+  ListingRowReader reader("bucket");
+  std::vector<metadata::UploadRecord> rows;
+  for (char c : stream) {
+    reader.Add(std::string_view(&c, 1));
+    auto row = reader.NextUpload();
+    ASSERT_TRUE(row.ok()) << row.error().message;
+    if (row->has_value()) {
+      rows.push_back(std::move(**row));
+    }
+  }
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].upload_id.str(), "upload-1");
+  EXPECT_EQ(rows[1].upload_id.str(), "upload-2");
+  EXPECT_EQ(rows[1].object.key.str(), "photos/big");
+  EXPECT_EQ(rows[1].object.bucket.str(), "bucket");
+  EXPECT_EQ(rows[1].owner, "strata");
+  // An object row is not an upload.
+  std::string object_row;
+  AppendListingRow(object_row, Record("k", "v"), false);
+  ListingRowReader wrong("bucket");
+  wrong.Add(object_row);
+  EXPECT_FALSE(wrong.NextUpload().ok());
 }
 
 TEST(ListingWireTest, MalformedRowsAreRefusedAsSoonAsTheyShow) {
