@@ -307,3 +307,36 @@ def test_multipart_upload_listing_merges_every_members_uploads(trio):
     for key, upload_id in started.items():
         c.abort_multipart_upload(Bucket="shared", Key=key, UploadId=upload_id)
     assert not a.list_multipart_uploads(Bucket="shared", Prefix="uploads/").get("Uploads")
+
+
+def test_an_s3fs_mount_reads_the_checkpoints_written_through_another_gateways_mount(
+        trio, tmp_path):
+    from test_s3fs import S3FS, S3fsMount  # noqa: E402 - s3fs's own helpers
+    import require
+    require.require_tool("s3fs", path=S3FS, package="s3fs")
+    require.require_tool("fusermount", package="fuse")
+    # What torch.save does to a path: open, write the archive front to back, close.
+    written = {}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    writer = S3fsMount(trio[0], "shared", tmp_path / "a").mount()
+    try:
+        (writer.root / "ckpt").mkdir()
+        for n, size in enumerate([1000, 300_000, 5 * 1024 * 1024, 17 * 1024 * 1024 + 3]):
+            data = os.urandom(size)
+            with open(writer.root / "ckpt" / f"epoch-{n}.pt", "wb") as f:
+                for at in range(0, size, 1 << 20):
+                    f.write(data[at:at + (1 << 20)])
+            written[f"epoch-{n}.pt"] = hashlib.sha256(data).hexdigest()
+    finally:
+        writer.unmount()
+        print(writer.log())
+    reader = S3fsMount(trio[1], "shared", tmp_path / "b").mount()
+    try:
+        assert sorted(os.listdir(reader.root / "ckpt")) == sorted(written)
+        for name, digest in written.items():
+            with open(reader.root / "ckpt" / name, "rb") as f:
+                assert hashlib.sha256(f.read()).hexdigest() == digest, name
+    finally:
+        reader.unmount()
+        print(reader.log())
