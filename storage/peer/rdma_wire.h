@@ -90,11 +90,11 @@ Result<std::uint64_t> DecodeCredit(std::string_view bytes);
 // descriptor of where the peer reads it.
 struct RdmaRequest {
   std::uint64_t epoch = 0;
-  PeerRequest request;  // payload empty when remote
+  PeerRequest request = {};  // payload empty when remote
   std::optional<ReadDescriptor> remote = std::nullopt;
 };
 struct RdmaResponse {
-  PeerResponse response;
+  PeerResponse response = {};
   std::optional<ReadDescriptor> remote = std::nullopt;
 };
 
