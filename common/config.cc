@@ -897,9 +897,9 @@ class ConfigReader {
     auto t = AsTable(node, "cluster");
     STRATA_RETURN_IF_ERROR(t);
     const toml::table& tbl = **t;
-    STRATA_RETURN_IF_ERROR(CheckKeys(
-        tbl, "cluster",
-        {"node", "zone", "peer_listen", "etcd", "replicas", "secret", "lease_ttl", "name"}));
+    STRATA_RETURN_IF_ERROR(CheckKeys(tbl, "cluster",
+                                     {"node", "zone", "peer_listen", "etcd", "replicas", "secret",
+                                      "lease_ttl", "name", "transport"}));
     for (const char* required : {"node", "peer_listen", "etcd", "secret"}) {
       if (!tbl.contains(required)) {
         return Fail(tbl, Join("cluster", required), "missing (required in [cluster])");
@@ -955,6 +955,18 @@ class ConfigReader {
           return Fail(v, key, "must be a whole number of seconds (etcd's lease unit)");
         }
         c.lease_ttl = *r;
+      } else if (name == "transport") {
+        auto r = GetString(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        if (*r == "auto") {
+          c.transport = ClusterTransport::kAuto;
+        } else if (*r == "tcp") {
+          c.transport = ClusterTransport::kTcp;
+        } else if (*r == "rdma") {
+          c.transport = ClusterTransport::kRdma;
+        } else {
+          return Fail(v, key, "must be \"auto\", \"tcp\" or \"rdma\"");
+        }
       }
     }
     return Ok();

@@ -132,6 +132,13 @@ struct PrefetchConfig {
 // when the file has the section; without it strata is one gateway, as before. Membership
 // (storage/membership.h) registers `node` in etcd under `/<name>/members/<node>` with a
 // lease of lease_ttl.
+// [cluster] transport: which peer transport (storage/peer_transport.h) to use.
+enum class ClusterTransport {
+  kAuto,  // RDMA when the machine has an RDMA device, else TCP (one log line says so)
+  kTcp,
+  kRdma,  // RDMA or a start error
+};
+
 struct ClusterConfig {
   // This gateway's name, unique in the cluster (required): letters, digits, '.', '_', '-',
   // at most 64 characters (it is part of an etcd key).
@@ -149,6 +156,8 @@ struct ClusterConfig {
   std::chrono::milliseconds lease_ttl{5'000};
   // The cluster's name: the prefix of its keys in etcd, so clusters may share one etcd.
   std::string name = "strata";
+  // "auto" | "tcp" | "rdma".
+  ClusterTransport transport = ClusterTransport::kAuto;
 };
 
 struct Config {

@@ -1,5 +1,5 @@
-// Cluster: wires the membership (EtcdMembership) and the peer transport (TcpTransport) of a
-// gateway in a cluster, on one io_context thread of their own.
+// Cluster: wires the membership (EtcdMembership) and the peer transport (TCP or RDMA,
+// MakePeerTransport) of a gateway in a cluster, on one io_context thread of their own.
 #include "storage/cluster.h"
 
 #include <spdlog/spdlog.h>
@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "common/task_group.h"
-#include "storage/peer/tcp_transport.h"
+#include "storage/peer/make_transport.h"
 #include "storage/placement.h"
 
 namespace strata::storage {
@@ -60,10 +60,12 @@ class ClusterNode final : public Cluster {
       return std::move(membership).error();
     }
     membership_ = std::move(membership).value();
-    transport_ = std::make_unique<peer::TcpTransport>(
-        io_.get_executor(),
-        peer::TcpTransportOptions{
-            .node = config_.node, .secret = config_.secret, .listen = config_.peer_listen});
+    auto made = peer::MakePeerTransport(io_.get_executor(), config_);
+    if (!made.ok()) {
+      return std::move(made).error();
+    }
+    transport_ = std::move(made->transport);
+    transport_counters_ = std::move(made->counters);
     return Ok();
   }
 
@@ -120,7 +122,6 @@ class ClusterNode final : public Cluster {
   }
 
   ClusterStatus Status() const override {
-    const auto stats = transport_->stats();
     return ClusterStatus{
         .name = config_.name,
         .node = config_.node,
@@ -129,11 +130,7 @@ class ClusterNode final : public Cluster {
         .view = membership_->View(),
         .may_accept_writes = membership_->MayAcceptWrites(),
         .membership = membership_->Stats(),
-        .transport = PeerTransportCounters{.accepted = stats.accepted,
-                                           .refused = stats.refused,
-                                           .sessions_failed = stats.sessions_failed,
-                                           .calls_served = stats.handler_calls,
-                                           .connects = stats.connects},
+        .transport = transport_counters_(),
     };
   }
 
@@ -325,7 +322,8 @@ class ClusterNode final : public Cluster {
   asio::io_context io_{1};
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::unique_ptr<Membership> membership_;
-  std::unique_ptr<peer::TcpTransport> transport_;
+  std::unique_ptr<PeerTransport> transport_;
+  std::function<PeerTransportCounters()> transport_counters_;
   std::thread thread_;
   std::uint64_t subscription_ = 0;
   std::atomic<std::shared_ptr<const Routing>> routing_;

@@ -1,8 +1,9 @@
 // PeerTransport: how one gateway of a cluster calls another (DESIGN.md "Cluster"): the peer
 // tier's reads and writes and the forwarding of metadata changes to a key's owners go
 // through it. TcpTransport (storage/peer/tcp_transport.h) is the implementation over TCP;
-// an RDMA one comes later behind the same interface, and decorators (metrics, fault
-// injection) wrap it.
+// RdmaTransport (storage/peer/rdma_transport.h, built but never run on RDMA hardware) the
+// one over RDMA; storage/peer/make_transport.h chooses at start. Decorators (metrics,
+// fault injection) wrap them.
 //
 // The model is a call: the caller opens a call to a peer ("host:port") with one request
 // (an op code of the caller's own numbering and an opaque payload of at most

@@ -10,7 +10,7 @@ namespace {
 
 bool KnownType(std::uint8_t type) {
   return type >= static_cast<std::uint8_t>(FrameType::kHello) &&
-         type <= static_cast<std::uint8_t>(FrameType::kError);
+         type <= static_cast<std::uint8_t>(FrameType::kCredit);
 }
 
 constexpr std::size_t kCrcAt = 24;

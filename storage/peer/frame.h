@@ -41,6 +41,7 @@ enum class FrameType : std::uint8_t {
   kResponse = 4,  // its outcome
   kData = 5,      // a chunk of object bytes of a request or response
   kError = 6,     // the request failed; the payload says why
+  kCredit = 7,    // RDMA only (storage/peer/rdma_wire.h): a chunk was read, its buffer is free
 };
 
 enum FrameFlags : std::uint16_t {

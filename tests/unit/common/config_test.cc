@@ -585,6 +585,21 @@ TEST(ConfigTest, ClusterDefaults) {
   EXPECT_EQ(c.secret, "0123456789abcdef");
   EXPECT_EQ(c.lease_ttl, milliseconds(5'000));
   EXPECT_EQ(c.name, "strata");
+  EXPECT_EQ(c.transport, ClusterTransport::kAuto);
+}
+
+TEST(ConfigTest, ClusterTransport) {
+  for (const auto& [text, kind] :
+       {std::pair{"auto", ClusterTransport::kAuto}, std::pair{"tcp", ClusterTransport::kTcp},
+        std::pair{"rdma", ClusterTransport::kRdma}}) {
+    auto r = ParseConfig(Cluster("transport = \"" + std::string(text) + "\"\n"), "t");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->cluster->transport, kind) << text;
+  }
+  EXPECT_CONFIG_ERROR(Cluster("transport = \"infiniband\"\n"),
+                      "cluster.transport:", "\"auto\", \"tcp\" or \"rdma\"");
+  EXPECT_CONFIG_ERROR(Cluster("transport = \"RDMA\"\n"), "cluster.transport:", "auto");
+  EXPECT_CONFIG_ERROR(Cluster("transport = 1\n"), "cluster.transport:", "string");
 }
 
 TEST(ConfigTest, ClusterEveryKey) {
