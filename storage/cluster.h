@@ -25,6 +25,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "storage/membership.h"
+#include "storage/shared_catalog.h"
 
 namespace strata::storage {
 
@@ -78,6 +79,12 @@ class Cluster {
   // one after the other, each within `timeout`.
   virtual boost::asio::awaitable<std::vector<PeerProbe>> Probe(
       std::chrono::milliseconds timeout) = 0;
+
+  // After Start: the cluster's bucket catalog (storage/shared_catalog.h), kept in etcd
+  // under /<name>/buckets/, with `mirror` (which outlives the cluster's Stop) made equal to
+  // it first (the reconcile) and then kept so by a watch. Owned by the cluster, stopped by
+  // Stop. Once; kUnavailable when etcd cannot be reached (nothing runs then).
+  virtual Result<SharedCatalog*> StartCatalog(BucketMirror& mirror) = 0;
 };
 
 }  // namespace strata::storage
