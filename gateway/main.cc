@@ -125,6 +125,17 @@ int main(int argc, char** argv) {
                   ": " + joined.error().message);
     }
     services.cluster = cluster.get();
+    // The bucket catalog is the cluster's: this gateway's index becomes its mirror (made
+    // equal to etcd's now), and every bucket change goes through etcd first.
+    auto& store = (*engine)->store();
+    auto catalog = cluster->StartCatalog(store.bucket_mirror());
+    if (!catalog.ok()) {
+      cluster->Stop();
+      return Fail("cluster " + config->cluster->name +
+                  ": cannot read the bucket catalog: " + catalog.error().message);
+    }
+    store.SetSharedCatalog(*catalog);
+    services.catalog = *catalog;
   }
 
   gateway::Server server(services);
@@ -135,6 +146,7 @@ int main(int argc, char** argv) {
   (*engine)->Start();
   server.Run();
   if (cluster) {
+    (*engine)->store().SetSharedCatalog(nullptr);  // the catalog stops with the cluster
     cluster->Stop();  // leaves at once: the other members stop counting on this one
   }
   (*engine)->Stop();
