@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+
 #include <algorithm>
 #include <iterator>
 #include <optional>
@@ -273,6 +276,21 @@ asio::awaitable<Result<metadata::ListUploadsPage>> ListUploadsInCluster(
       *pages, [](MemberPage& page) -> auto& { return page.uploads; }, max_uploads,
       merged.truncated);
   co_return merged;
+}
+
+Result<void> CheckBucketEmptyInCluster(Services& services, const std::string& bucket) {
+  auto listed =
+      asio::co_spawn(services.cluster->executor(),
+                     ListVersionsInCluster(services, bucket, "", "", "", 1), asio::use_future)
+          .get();
+  if (!listed.ok()) {
+    return std::move(listed).error();
+  }
+  if (!listed->versions.empty()) {
+    return Error(ErrorCode::kBucketNotEmpty,
+                 "The bucket you tried to delete is not empty");
+  }
+  return Ok();
 }
 
 storage::PeerTask<void> ServeListing(storage::PeerIncomingCall& call, Services& services) {

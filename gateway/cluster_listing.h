@@ -35,6 +35,11 @@ boost::asio::awaitable<Result<metadata::ListUploadsPage>> ListUploadsInCluster(
     Services& services, const std::string& bucket, const std::string& prefix,
     const std::string& key_marker, const std::string& upload_id_marker, std::size_t max_uploads);
 
+// Blocking (never on the cluster's thread): ok when no member holds a version or delete
+// marker in `bucket`, else kBucketNotEmpty. DeleteBucket's check in a cluster
+// (storage/shared_catalog.h's SetEmptinessCheck).
+Result<void> CheckBucketEmptyInCluster(Services& services, const std::string& bucket);
+
 // The member's side: one kPeerOpListing call, answered from this gateway's index.
 storage::PeerTask<void> ServeListing(storage::PeerIncomingCall& call, Services& services);
 

@@ -27,9 +27,9 @@ Error MethodNotAllowed() {
                "The specified method is not allowed against this resource.");
 }
 
-// The addressed bucket into ctx.bucket, when it exists (here or, adopted now, upstream),
-// and the caller may use it. A missing bucket is left to the handler, which answers
-// NoSuchBucket.
+// The addressed bucket into ctx.bucket, when it exists (here, in the cluster's catalog,
+// or, adopted now, upstream), and the caller may use it. A missing bucket is left to the handler,
+// which answers NoSuchBucket.
 HandlerResult ResolveBucket(RequestContext& ctx) {
   const BucketName name(ctx.target.bucket);
   auto& store = ctx.services.store;
@@ -44,6 +44,18 @@ HandlerResult ResolveBucket(RequestContext& ctx) {
   }
   if (bucket.error().code != ErrorCode::kNoSuchBucket) {
     co_return bucket.error();
+  }
+  if (ctx.services.catalog != nullptr) {
+    // Cluster mode: perhaps made a moment ago through another gateway, and not mirrored
+    // here yet. etcd's answer is the truth (mirrored here before it comes back).
+    STRATA_CO_TRY(auto shared, co_await ctx.services.catalog->LookupAsync(name));
+    if (shared.has_value()) {
+      if (!MayAccess(ctx.auth.principal, *shared)) {
+        co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+      }
+      ctx.bucket = std::move(shared);
+      co_return Ok();
+    }
   }
   if (ctx.services.engine.has_upstream()) {
     // Unknown here but perhaps upstream: an existing store shows through strata.

@@ -10,6 +10,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/task_group.h"
+#include "gateway/cluster_listing.h"
 #include "gateway/credentials.h"
 #include "gateway/server.h"
 #include "gateway/services.h"
@@ -125,6 +126,21 @@ int main(int argc, char** argv) {
                   ": " + joined.error().message);
     }
     services.cluster = cluster.get();
+    // The bucket catalog is the cluster's: this gateway's index becomes its mirror (made
+    // equal to etcd's now), and every bucket change goes through etcd first.
+    auto& store = (*engine)->store();
+    auto catalog = cluster->StartCatalog(store.bucket_mirror());
+    if (!catalog.ok()) {
+      cluster->Stop();
+      return Fail("cluster " + config->cluster->name +
+                  ": cannot read the bucket catalog: " + catalog.error().message);
+    }
+    store.SetSharedCatalog(*catalog);
+    services.catalog = *catalog;
+    // A bucket's keys live on their owners: DeleteBucket asks every member.
+    (*catalog)->SetEmptinessCheck([&services](const BucketName& name) {
+      return gateway::CheckBucketEmptyInCluster(services, name.str());
+    });
   }
 
   gateway::Server server(services);
@@ -135,6 +151,7 @@ int main(int argc, char** argv) {
   (*engine)->Start();
   server.Run();
   if (cluster) {
+    (*engine)->store().SetSharedCatalog(nullptr);  // the catalog stops with the cluster
     cluster->Stop();  // leaves at once: the other members stop counting on this one
   }
   (*engine)->Stop();

@@ -11,6 +11,7 @@
 #include "metadata/index.h"
 #include "storage/cluster.h"
 #include "storage/object_store.h"
+#include "storage/shared_catalog.h"
 #include "storage/tier_engine.h"
 
 namespace strata::gateway {
@@ -27,6 +28,10 @@ struct Services {
   boost::asio::thread_pool& blocking_pool;  // fsync and synced index writes
   // The membership and peer transport with a [cluster] section; nullptr without.
   storage::Cluster* cluster = nullptr;
+  // The cluster's bucket catalog (storage/shared_catalog.h) with a [cluster] section,
+  // already set on `store`; nullptr without. The request path asks it when the local
+  // mirror has no such bucket.
+  storage::SharedCatalog* catalog = nullptr;
   // Work a request leaves running after its answer (the commit of a read-through fill),
   // on the request's core; Server::Run waits for it (then cancels it) after the sessions.
   TaskGroup* background = nullptr;

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "common/task_group.h"
+#include "storage/cluster/etcd_catalog.h"
 #include "storage/peer/make_transport.h"
 #include "storage/placement.h"
 
@@ -104,6 +105,9 @@ class ClusterNode final : public Cluster {
       return;
     }
     stopped_ = true;
+    if (catalog_) {
+      (void)asio::co_spawn(io_, catalog_->Stop(), asio::use_future).get();
+    }
     if (joined_) {
       membership_->Unsubscribe(subscription_);
       // Leave first, so the other members stop sending here.
@@ -168,6 +172,30 @@ class ClusterNode final : public Cluster {
 
   PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer, const PeerRequest& request) override {
     return transport_->Call(std::move(peer), request);
+  }
+
+  Result<SharedCatalog*> StartCatalog(BucketMirror& mirror) override {
+    if (catalog_ || !joined_ || stopped_) {
+      return Error(ErrorCode::kInvalidRequest, "cluster: the catalog starts once, after Start");
+    }
+    // A client of its own: the catalog's calls never queue behind the membership's.
+    auto client = cluster::EtcdClient::Make(io_.get_executor(), config_.etcd, {});
+    if (!client.ok()) {
+      return std::move(client).error();
+    }
+    auto catalog = std::make_unique<cluster::EtcdCatalog>(io_, config_.name,
+                                                          std::move(client).value(), mirror);
+    auto started = asio::co_spawn(io_, catalog->Start(), asio::use_future).get();
+    if (!started.ok()) {
+      // Dropped on the cluster's thread, which its client's sockets belong to.
+      asio::co_spawn(
+          io_, [dropped = std::move(catalog)]() -> asio::awaitable<void> { co_return; },
+          asio::use_future)
+          .get();
+      return std::move(started).error();
+    }
+    catalog_ = std::move(catalog);
+    return static_cast<SharedCatalog*>(catalog_.get());
   }
 
  private:
@@ -324,6 +352,7 @@ class ClusterNode final : public Cluster {
   std::unique_ptr<Membership> membership_;
   std::unique_ptr<PeerTransport> transport_;
   std::function<PeerTransportCounters()> transport_counters_;
+  std::unique_ptr<cluster::EtcdCatalog> catalog_;  // after StartCatalog
   std::thread thread_;
   std::uint64_t subscription_ = 0;
   std::atomic<std::shared_ptr<const Routing>> routing_;

@@ -29,6 +29,7 @@
 #include "common/error.h"
 #include "storage/membership.h"
 #include "storage/peer_transport.h"
+#include "storage/shared_catalog.h"
 
 namespace strata::storage {
 
@@ -117,6 +118,12 @@ class Cluster {
   // PeerTransport::Call to another member. On executor() only.
   virtual PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer,
                                                    const PeerRequest& request) = 0;
+
+  // After Start: the cluster's bucket catalog (storage/shared_catalog.h), kept in etcd
+  // under /<name>/buckets/, with `mirror` (which outlives the cluster's Stop) made equal to
+  // it first (the reconcile) and then kept so by a watch. Owned by the cluster, stopped by
+  // Stop. Once; kUnavailable when etcd cannot be reached (nothing runs then).
+  virtual Result<SharedCatalog*> StartCatalog(BucketMirror& mirror) = 0;
 };
 
 }  // namespace strata::storage

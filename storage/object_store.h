@@ -32,6 +32,7 @@
 #include "storage/checksum.h"
 #include "storage/integrity.h"
 #include "storage/multipart.h"
+#include "storage/shared_catalog.h"
 
 namespace strata::storage {
 
@@ -114,6 +115,18 @@ class ObjectStore {
   virtual Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) = 0;
   // Replaces the bucket's tags (empty removes them). kNoSuchBucket. Blocking.
   virtual Result<void> SetBucketTags(const BucketName& name, const metadata::Tags& tags) = 0;
+  // Replaces the bucket's lifecycle rules (empty removes them). kNoSuchBucket. Blocking.
+  virtual Result<void> SetBucketLifecycle(const BucketName& name,
+                                          const std::vector<metadata::LifecycleRule>& rules) = 0;
+
+  // Cluster mode (storage/shared_catalog.h): with a catalog set, CreateBucket claims the
+  // name in it, DeleteBucket and the setters above change it first, and the index follows
+  // as its mirror; GetBucket and ListBuckets still read the index (the mirror). nullptr (the
+  // default): this gateway alone, as without [cluster]. Set before any request and cleared
+  // after the last; the catalog outlives its use.
+  virtual void SetSharedCatalog(SharedCatalog* catalog) = 0;
+  // The index as the shared catalog's mirror: what it writes to follow etcd.
+  virtual BucketMirror& bucket_mirror() = 0;
 
   // Starts a new object version in `bucket` (kNoSuchBucket if absent). `checksums` are
   // computed in addition to MD5 and CRC64NVME.

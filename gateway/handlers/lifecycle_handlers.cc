@@ -29,9 +29,9 @@ std::string NewRuleId() {
 HandlerResult SetRules(RequestContext& ctx, const std::vector<metadata::LifecycleRule>& rules,
                        unsigned status) {
   BucketName bucket(ctx.target.bucket);
-  auto& index = ctx.services.index;
+  auto& store = ctx.services.store;
   STRATA_CO_RETURN_IF_ERROR(co_await Offload(
-      ctx.services.blocking_pool, [&] { return index.SetBucketLifecycle(bucket, rules); }));
+      ctx.services.blocking_pool, [&] { return store.SetBucketLifecycle(bucket, rules); }));
   co_return co_await SendEmpty(ctx, status);
 }
 

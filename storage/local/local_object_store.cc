@@ -28,6 +28,42 @@ Error LocalObjectStore::NoSuchBucket(const BucketName& name) {
   return Error(ErrorCode::kNoSuchBucket, "The specified bucket does not exist: " + name.str());
 }
 
+namespace {
+
+// A bucket setting changed in the shared catalog (which mirrors it here before answering).
+Result<void> UpdateShared(SharedCatalog& catalog, const BucketName& name,
+                          const SharedCatalog::Mutation& mutate) {
+  return GuardExceptions("update bucket", [&]() -> Result<void> {
+    auto updated = catalog.Update(name, mutate);
+    if (!updated.ok()) {
+      return std::move(updated).error();
+    }
+    return Ok();
+  });
+}
+
+}  // namespace
+
+metadata::BucketRecord LocalObjectStore::NewBucket(const BucketName& name, const std::string& owner,
+                                                   const std::string& region,
+                                                   const std::string& upstream_tier) const {
+  metadata::BucketRecord record{name, owner, NowMs(), region, ""};
+  if (!upstream_tier.empty()) {
+    record.upstream_tier = upstream_tier;
+    record.upstream_bucket = name.str();  // keys map one to one
+  }
+  return record;
+}
+
+Error LocalObjectStore::Taken(const metadata::BucketRecord& holder, const std::string& owner) {
+  if (holder.owner == owner) {
+    return Error(ErrorCode::kBucketAlreadyOwnedByYou,
+                 "Your previous request to create the named bucket succeeded and you "
+                 "already own it.");
+  }
+  return Error(ErrorCode::kBucketAlreadyExists, "The requested bucket name is not available.");
+}
+
 Result<metadata::BucketRecord> LocalObjectStore::CreateBucket(const BucketName& name,
                                                               const std::string& owner,
                                                               const std::string& region,
@@ -36,10 +72,17 @@ Result<metadata::BucketRecord> LocalObjectStore::CreateBucket(const BucketName& 
     return Error(ErrorCode::kInvalidBucketName, "The specified bucket is not valid: " + name.str());
   }
   return GuardExceptions("create bucket", [&]() -> Result<metadata::BucketRecord> {
-    metadata::BucketRecord record{name, owner, NowMs(), region, ""};
-    if (!upstream_tier.empty()) {
-      record.upstream_tier = upstream_tier;
-      record.upstream_bucket = name.str();  // keys map one to one
+    const metadata::BucketRecord record = NewBucket(name, owner, region, upstream_tier);
+    if (SharedCatalog* catalog = catalog_.load()) {
+      // Taken once cluster-wide; the catalog mirrors the holder here before answering.
+      auto claimed = catalog->Claim(record);
+      if (!claimed.ok()) {
+        return std::move(claimed).error();
+      }
+      if (claimed->created) {
+        return record;
+      }
+      return Taken(claimed->holder, owner);
     }
     auto created = index_.CreateBucket(record);
     if (created.ok()) {
@@ -49,10 +92,8 @@ Result<metadata::BucketRecord> LocalObjectStore::CreateBucket(const BucketName& 
       return std::move(created).error();
     }
     auto existing = index_.GetBucket(name);
-    if (existing.ok() && existing->owner == owner) {
-      return Error(ErrorCode::kBucketAlreadyOwnedByYou,
-                   "Your previous request to create the named bucket succeeded and you "
-                   "already own it.");
+    if (existing.ok()) {
+      return Taken(*existing, owner);
     }
     return Error(ErrorCode::kBucketAlreadyExists, "The requested bucket name is not available.");
   });
@@ -67,17 +108,11 @@ Result<metadata::BucketRecord> LocalObjectStore::GetBucket(const BucketName& nam
 }
 
 Result<void> LocalObjectStore::DeleteBucket(const BucketName& name) {
-  return GuardExceptions("delete bucket", [&]() -> Result<void> {
-    auto deleted = index_.DeleteBucket(name);
-    if (!deleted.ok()) {
-      if (deleted.error().code == ErrorCode::kNotFound) {
-        return NoSuchBucket(name);
-      }
-      return std::move(deleted).error();
-    }
-    RemoveParts(*deleted);  // of uploads discarded with the bucket
-    return Ok();
-  });
+  if (SharedCatalog* catalog = catalog_.load()) {
+    // Removed in etcd first (after its emptiness check); the mirrors follow.
+    return GuardExceptions("delete bucket", [&] { return catalog->Remove(name); });
+  }
+  return DropLocalBucket(name);
 }
 
 Result<std::vector<metadata::BucketRecord>> LocalObjectStore::ListBuckets() {
@@ -86,11 +121,34 @@ Result<std::vector<metadata::BucketRecord>> LocalObjectStore::ListBuckets() {
 
 Result<void> LocalObjectStore::SetBucketVersioning(const BucketName& name,
                                                    const std::string& state) {
+  if (SharedCatalog* catalog = catalog_.load()) {
+    return UpdateShared(*catalog, name, [&state](metadata::BucketRecord& bucket) -> Result<void> {
+      bucket.versioning = state;
+      return Ok();
+    });
+  }
   return index_.SetBucketVersioning(name, state);
 }
 
 Result<void> LocalObjectStore::SetBucketTags(const BucketName& name, const metadata::Tags& tags) {
+  if (SharedCatalog* catalog = catalog_.load()) {
+    return UpdateShared(*catalog, name, [&tags](metadata::BucketRecord& bucket) -> Result<void> {
+      bucket.tags = tags;
+      return Ok();
+    });
+  }
   return index_.SetBucketTags(name, tags);
+}
+
+Result<void> LocalObjectStore::SetBucketLifecycle(
+    const BucketName& name, const std::vector<metadata::LifecycleRule>& rules) {
+  if (SharedCatalog* catalog = catalog_.load()) {
+    return UpdateShared(*catalog, name, [&rules](metadata::BucketRecord& bucket) -> Result<void> {
+      bucket.lifecycle = rules;
+      return Ok();
+    });
+  }
+  return index_.SetBucketLifecycle(name, rules);
 }
 
 Result<VersionId> LocalObjectStore::NextVersionId(const BucketName& bucket) {

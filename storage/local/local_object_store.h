@@ -24,7 +24,7 @@
 
 namespace strata::storage {
 
-class LocalObjectStore final : public ObjectStore {
+class LocalObjectStore final : public ObjectStore, public BucketMirror {
  public:
   // `hot`: where new bytes land. `others`: the other local tiers. `class_tiers`: storage
   // class -> the local tier (hot or one of `others`) its versions are kept on; a class
@@ -63,6 +63,16 @@ class LocalObjectStore final : public ObjectStore {
   Result<std::vector<metadata::BucketRecord>> ListBuckets() override;
   Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) override;
   Result<void> SetBucketTags(const BucketName& name, const metadata::Tags& tags) override;
+  Result<void> SetBucketLifecycle(const BucketName& name,
+                                  const std::vector<metadata::LifecycleRule>& rules) override;
+  void SetSharedCatalog(SharedCatalog* catalog) override { catalog_ = catalog; }
+  BucketMirror& bucket_mirror() override { return *this; }
+
+  // BucketMirror (local_bucket_mirror.cc): the index, written as the shared catalog says.
+  Result<void> MirrorBucket(const metadata::BucketRecord& bucket) override;
+  Result<void> UnmirrorBucket(const BucketName& name) override;
+  Result<void> CheckBucketEmpty(const BucketName& name) override;
+  Result<std::vector<metadata::BucketRecord>> MirroredBuckets() override;
 
   Result<std::unique_ptr<PendingWrite>> BeginWrite(
       const BucketName& bucket, const std::vector<ChecksumAlgorithm>& checksums) override;
@@ -155,6 +165,16 @@ class LocalObjectStore final : public ObjectStore {
                                                      const VersionId& version_id,
                                                      std::int64_t now_ms);
 
+  // The record a CreateBucket makes (not yet stored anywhere).
+  metadata::BucketRecord NewBucket(const BucketName& name, const std::string& owner,
+                                   const std::string& region,
+                                   const std::string& upstream_tier) const;
+  // The bucket out of the index, with the parts of its discarded uploads (kNoSuchBucket,
+  // kBucketNotEmpty).
+  Result<void> DropLocalBucket(const BucketName& name);
+  // CreateBucket's answer when `holder` holds the name already, by owner.
+  static Error Taken(const metadata::BucketRecord& holder, const std::string& owner);
+
   // The id a new version gets in `bucket`: fresh when versioning is Enabled, else "null".
   Result<VersionId> NextVersionId(const BucketName& bucket);
   // Commits `record` (its version_id set) as the newest version and frees the bytes of
@@ -198,6 +218,7 @@ class LocalObjectStore final : public ObjectStore {
   const Clock& clock_;  // records' times, ids, the sweep's cutoff and period
   ResidencyListener residency_;
   std::atomic<CopyRepairer*> repairer_{nullptr};
+  std::atomic<SharedCatalog*> catalog_{nullptr};  // cluster mode: the buckets' truth
 
   std::mutex sweeper_mu_;
   std::condition_variable sweeper_cv_;

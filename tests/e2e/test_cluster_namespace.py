@@ -34,8 +34,7 @@ def trio(tmp_path_factory):
         for gw in gws:
             wait_until(lambda: members(gw) == ["gw-a", "gw-b", "gw-c"],
                        what="the three members", srv=gw)
-        for gw in gws:  # TEMP until the catalog is shared
-            make_client(gw).create_bucket(Bucket="shared")
+        make_client(gws[0]).create_bucket(Bucket="shared")
         yield gws
     finally:
         # Each one stopped even when another fails to stop (which fails the test).
@@ -192,8 +191,7 @@ def list_all_v2(s3, bucket, **kwargs):
 
 def test_listings_merge_every_members_keys(trio):
     a, b, c = clients(trio)
-    for gw in trio:  # TEMP until the catalog is shared
-        make_client(gw).create_bucket(Bucket="listed")
+    a.create_bucket(Bucket="listed")
     expected = sorted([f"dir/{d}/{i:02d}" for d in "xyz" for i in range(12)] + ["top"])
     for i, key in enumerate(expected):
         (a, b, c)[i % 3].put_object(Bucket="listed", Key=key, Body=key.encode())
@@ -214,6 +212,20 @@ def test_listings_merge_every_members_keys(trio):
     for s3 in (a, b, c):
         keys, _ = list_all_v2(s3, "listed", Prefix="dir/x/")
         assert "dir/x/03" not in keys and len(keys) == 11
+    # The bucket is not empty while any member holds one of its keys.
+    remaining = sorted(set(expected) - {"dir/x/03"})
+    for key in remaining[:-1]:
+        a.delete_object(Bucket="listed", Key=key)
+    for s3 in (b, c):
+        with pytest.raises(botocore.exceptions.ClientError) as err:
+            s3.delete_bucket(Bucket="listed")
+        assert err.value.response["Error"]["Code"] == "BucketNotEmpty"
+    b.delete_object(Bucket="listed", Key=remaining[-1])
+    c.delete_bucket(Bucket="listed")
+    for s3 in (a, b):
+        with pytest.raises(botocore.exceptions.ClientError) as err:
+            s3.head_bucket(Bucket="listed")
+        assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
 
 
 def test_version_listings_merge_every_members_versions(trio):

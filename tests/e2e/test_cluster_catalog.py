@@ -1,0 +1,122 @@
+"""The cluster's bucket catalog, kept in etcd, with a real etcd and three real gateways:
+
+  - A bucket created through gateway A is found at once through B and C (HeadBucket, and a
+    PUT into it): on a local miss a gateway reads etcd (linearizable), so no waiting.
+  - ListBuckets answers from each gateway's local mirror, which etcd's watch updates a few
+    milliseconds after the change: through the other gateways it is polled, bounded.
+  - The same name through B: BucketAlreadyOwnedByYou for its owner (the region here is not
+    us-east-1, whose legacy answer is 200), BucketAlreadyExists for another user.
+  - Versioning enabled through A is seen through B (the watch; polled, bounded).
+  - DeleteBucket through C removes it everywhere: Head answers 404 through A and B.
+One cluster serves the whole module (a few seconds to start).
+"""
+import time
+
+import botocore.exceptions
+import pytest
+
+from conftest import OTHER_AK, OTHER_SK, StrataServer, make_client
+from etcd import EtcdServer
+from test_cluster import cluster_overrides
+
+REGION = "eu-central-1"
+# The watch delivers a change in milliseconds; this only bounds a broken one.
+WATCH_BOUND = 10.0
+
+
+@pytest.fixture(scope="module")
+def gateways(tmp_path_factory):
+    root = tmp_path_factory.mktemp("catalog")
+    etcd = EtcdServer(root / "etcd").start()
+    started = []
+    try:
+        for i, n in enumerate("abc", 1):
+            overrides = cluster_overrides(etcd, f"gw-{n}", f"zone-{i}")
+            overrides["server"] = {"region": REGION}
+            started.append(StrataServer(root / f"gw-{n}", overrides).start())
+        yield started
+    finally:
+        for gw in started:
+            if gw.running():
+                gw.stop()
+        etcd.stop()
+
+
+def code_of(call):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        call()
+    return e.value.response["Error"]["Code"]
+
+
+def names(s3):
+    return {b["Name"] for b in s3.list_buckets()["Buckets"]}
+
+
+def eventually(check, what, bound=WATCH_BOUND):
+    deadline = time.monotonic() + bound
+    while not check():
+        assert time.monotonic() < deadline, f"{what} within {bound} s"
+        time.sleep(0.02)
+
+
+def test_a_bucket_made_through_one_gateway_is_everyones(gateways):
+    a, b, c = (make_client(gw) for gw in gateways)
+    a.create_bucket(Bucket="cat-shared",
+                    CreateBucketConfiguration={"LocationConstraint": REGION})
+    # At once: the lookup on a local miss reads etcd.
+    b.head_bucket(Bucket="cat-shared")
+    c.head_bucket(Bucket="cat-shared")
+    c.put_object(Bucket="cat-shared", Key="k", Body=b"v")
+    assert c.get_object(Bucket="cat-shared", Key="k")["Body"].read() == b"v"
+    c.delete_object(Bucket="cat-shared", Key="k")
+    assert "cat-shared" in names(a), "visible at once through the gateway that made it"
+    # B and C found it above (and mirrored it); the watch would have brought it anyway.
+    for s3 in (b, c):
+        eventually(lambda: "cat-shared" in names(s3), "ListBuckets to show it")
+
+    assert code_of(lambda: b.create_bucket(
+        Bucket="cat-shared", CreateBucketConfiguration={"LocationConstraint": REGION})
+    ) == "BucketAlreadyOwnedByYou"
+    other = make_client(gateways[1], OTHER_AK, OTHER_SK)
+    assert code_of(lambda: other.create_bucket(
+        Bucket="cat-shared", CreateBucketConfiguration={"LocationConstraint": REGION})
+    ) == "BucketAlreadyExists"
+
+
+def test_listbuckets_through_other_gateways_follows_the_watch(gateways):
+    a, b, c = (make_client(gw) for gw in gateways)
+    a.create_bucket(Bucket="cat-listed",
+                    CreateBucketConfiguration={"LocationConstraint": REGION})
+    # No request through B or C named the bucket: only the watch brings it there.
+    for s3 in (b, c):
+        eventually(lambda: "cat-listed" in names(s3), "the watch to bring the bucket")
+
+
+def test_versioning_set_through_one_gateway_is_seen_through_another(gateways):
+    a, b, _ = (make_client(gw) for gw in gateways)
+    a.create_bucket(Bucket="cat-versioned",
+                    CreateBucketConfiguration={"LocationConstraint": REGION})
+    a.put_bucket_versioning(Bucket="cat-versioned",
+                            VersioningConfiguration={"Status": "Enabled"})
+    eventually(lambda: b.get_bucket_versioning(Bucket="cat-versioned").get("Status") ==
+               "Enabled", "versioning to reach B")
+    b.put_bucket_tagging(Bucket="cat-versioned",
+                         Tagging={"TagSet": [{"Key": "team", "Value": "b"}]})
+    eventually(lambda: a.get_bucket_tagging(Bucket="cat-versioned")["TagSet"] ==
+               [{"Key": "team", "Value": "b"}], "tags to reach A")
+
+
+def test_delete_through_one_gateway_removes_it_everywhere(gateways):
+    a, b, c = (make_client(gw) for gw in gateways)
+    a.create_bucket(Bucket="cat-doomed",
+                    CreateBucketConfiguration={"LocationConstraint": REGION})
+    b.head_bucket(Bucket="cat-doomed")
+    c.delete_bucket(Bucket="cat-doomed")
+    assert code_of(lambda: c.head_bucket(Bucket="cat-doomed")) == "404"
+    for s3 in (a, b):
+        eventually(lambda: "cat-doomed" not in names(s3), "the removal to reach every mirror")
+        assert code_of(lambda: s3.head_bucket(Bucket="cat-doomed")) == "404"
+    # The name is free again, cluster-wide.
+    b.create_bucket(Bucket="cat-doomed",
+                    CreateBucketConfiguration={"LocationConstraint": REGION})
+    a.head_bucket(Bucket="cat-doomed")
