@@ -2,10 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_future.hpp>
-
-#include <algorithm>
 #include <iterator>
 #include <optional>
 #include <type_traits>
@@ -203,8 +202,17 @@ asio::awaitable<Result<std::vector<MemberPage>>> ListMembers(Services& services,
   co_return pages;
 }
 
-std::uint32_t RowLimit(std::size_t want) {
-  return static_cast<std::uint32_t>(std::clamp<std::size_t>(want, 1, kMaxListingRows));
+ListingRequest RequestOf(ListingKind kind, const std::string& bucket, const std::string& prefix,
+                         const std::string& marker, const std::string& version_marker,
+                         std::size_t want) {
+  ListingRequest request;
+  request.kind = kind;
+  request.bucket = bucket;
+  request.prefix = prefix;
+  request.marker = marker;
+  request.version_marker = version_marker;
+  request.limit = static_cast<std::uint32_t>(std::clamp<std::size_t>(want, 1, kMaxListingRows));
+  return request;
 }
 
 }  // namespace
@@ -212,12 +220,8 @@ std::uint32_t RowLimit(std::size_t want) {
 asio::awaitable<Result<metadata::ListObjectsPage>> ListObjectsInCluster(
     Services& services, const std::string& bucket, const std::string& prefix,
     const std::string& start_after, std::size_t max_keys) {
-  ListingRequest request;
-  request.kind = ListingKind::kObjects;
-  request.bucket = bucket;
-  request.prefix = prefix;
-  request.marker = start_after;
-  request.limit = RowLimit(max_keys);
+  const ListingRequest request =
+      RequestOf(ListingKind::kObjects, bucket, prefix, start_after, "", max_keys);
   auto pages = co_await ListMembers(services, request);
   if (!pages.ok()) {
     co_return std::move(pages).error();
@@ -240,13 +244,8 @@ asio::awaitable<Result<metadata::ListObjectsPage>> ListObjectsInCluster(
 asio::awaitable<Result<metadata::ListVersionsPage>> ListVersionsInCluster(
     Services& services, const std::string& bucket, const std::string& prefix,
     const std::string& key_marker, const std::string& version_marker, std::size_t max_versions) {
-  ListingRequest request;
-  request.kind = ListingKind::kVersions;
-  request.bucket = bucket;
-  request.prefix = prefix;
-  request.marker = key_marker;
-  request.version_marker = version_marker;
-  request.limit = RowLimit(max_versions);
+  const ListingRequest request =
+      RequestOf(ListingKind::kVersions, bucket, prefix, key_marker, version_marker, max_versions);
   auto pages = co_await ListMembers(services, request);
   if (!pages.ok()) {
     co_return std::move(pages).error();
@@ -260,13 +259,8 @@ asio::awaitable<Result<metadata::ListVersionsPage>> ListVersionsInCluster(
 asio::awaitable<Result<metadata::ListUploadsPage>> ListUploadsInCluster(
     Services& services, const std::string& bucket, const std::string& prefix,
     const std::string& key_marker, const std::string& upload_id_marker, std::size_t max_uploads) {
-  ListingRequest request;
-  request.kind = ListingKind::kUploads;
-  request.bucket = bucket;
-  request.prefix = prefix;
-  request.marker = key_marker;
-  request.version_marker = upload_id_marker;
-  request.limit = RowLimit(max_uploads);
+  const ListingRequest request =
+      RequestOf(ListingKind::kUploads, bucket, prefix, key_marker, upload_id_marker, max_uploads);
   auto pages = co_await ListMembers(services, request);
   if (!pages.ok()) {
     co_return std::move(pages).error();
@@ -279,16 +273,18 @@ asio::awaitable<Result<metadata::ListUploadsPage>> ListUploadsInCluster(
 }
 
 Result<void> CheckBucketEmptyInCluster(Services& services, const std::string& bucket) {
-  auto listed =
-      asio::co_spawn(services.cluster->executor(),
-                     ListVersionsInCluster(services, bucket, "", "", "", 1), asio::use_future)
-          .get();
+  // Wrapped: co_spawn's answer must be default-constructible, which a Result is not.
+  auto done = asio::co_spawn(
+                  services.cluster->executor(),
+                  forward_detail::Optional(ListVersionsInCluster(services, bucket, "", "", "", 1)),
+                  asio::use_future)
+                  .get();
+  auto& listed = *done;
   if (!listed.ok()) {
     return std::move(listed).error();
   }
   if (!listed->versions.empty()) {
-    return Error(ErrorCode::kBucketNotEmpty,
-                 "The bucket you tried to delete is not empty");
+    return Error(ErrorCode::kBucketNotEmpty, "The bucket you tried to delete is not empty");
   }
   return Ok();
 }

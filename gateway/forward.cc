@@ -93,6 +93,28 @@ Result<void> CheckCopySourceOwner(const RequestContext& ctx, S3Operation op,
   return Ok();
 }
 
+// The owner's answer to a call whose request (and body) went: the peer response and the
+// forwarded response head in its payload.
+struct OwnerAnswer {
+  storage::PeerResponse response;
+  ForwardedResponseHead head;
+};
+asio::awaitable<Result<OwnerAnswer>> AnswerOf(const asio::any_io_executor& executor,
+                                              CallOnCluster& call) {
+  auto response = co_await RunOn(executor, call->Response());
+  if (!response.ok()) {
+    co_return ClientError(response.error());
+  }
+  auto head = DecodeResponseHead(response->payload);
+  if (!head.ok()) {
+    co_return ClientError(head.error());
+  }
+  OwnerAnswer answer;
+  answer.response = std::move(response).value();
+  answer.head = std::move(head).value();
+  co_return answer;
+}
+
 asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
   asio::steady_timer timer(co_await asio::this_coro::executor, wait);
   boost::system::error_code ec;
@@ -273,14 +295,9 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
   if (request.has_stream) {
     STRATA_CO_TRY(body_whole, co_await SendBody(ctx, executor, call));
   }
-  auto response = co_await RunOn(executor, call->Response());
-  if (!response.ok()) {
-    co_return ClientError(response.error());
-  }
-  auto head = DecodeResponseHead(response->payload);
-  if (!head.ok()) {
-    co_return ClientError(head.error());
-  }
+  STRATA_CO_TRY(const OwnerAnswer answer, co_await AnswerOf(executor, call));
+  const storage::PeerResponse* response = &answer.response;
+  const ForwardedResponseHead* head = &answer.head;
   ResponseHeader header;
   header.result(head->status);
   for (const auto& [name, value] : head->fields) {
@@ -331,17 +348,10 @@ asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::str
   if (request.has_stream && body.empty()) {
     (void)co_await RunOn(executor, call->CloseRequest());
   }
-  auto response = co_await RunOn(executor, call->Response());
-  if (!response.ok()) {
-    co_return ClientError(response.error());
-  }
-  auto head = DecodeResponseHead(response->payload);
-  if (!head.ok()) {
-    co_return ClientError(head.error());
-  }
+  STRATA_CO_TRY(const OwnerAnswer owner, co_await AnswerOf(executor, call));
   FanOutAnswer answer;
-  answer.status = head->status;
-  while (response->has_stream) {
+  answer.status = owner.head.status;
+  while (owner.response.has_stream) {
     auto chunk = co_await RunOn(executor, call->Read());
     if (!chunk.ok()) {
       co_return ClientError(chunk.error());
