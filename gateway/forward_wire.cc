@@ -116,6 +116,15 @@ Result<ForwardedFields> ReadFields(Reader& in) {
   return fields;
 }
 
+// The fields that end a head: nothing may follow them.
+Result<ForwardedFields> ReadLastFields(Reader& in) {
+  auto fields = ReadFields(in);
+  if (fields.ok() && !in.empty()) {
+    return Malformed("trailing bytes");
+  }
+  return fields;
+}
+
 }  // namespace
 
 std::string EncodeRequestHead(const ForwardedRequestHead& head) {
@@ -149,14 +158,11 @@ Result<ForwardedRequestHead> DecodeRequestHead(std::string_view bytes) {
   if (!IsFieldValue(head.remote) || !IsFieldValue(head.request_id)) {
     return Malformed("a control character in the remote address or request id");
   }
-  auto fields = ReadFields(in);
+  auto fields = ReadLastFields(in);
   if (!fields.ok()) {
     return std::move(fields).error();
   }
   head.fields = std::move(fields).value();
-  if (!in.empty()) {
-    return Malformed("trailing bytes");
-  }
   return head;
 }
 
@@ -192,14 +198,11 @@ Result<ForwardedResponseHead> DecodeResponseHead(std::string_view bytes) {
   head.status = static_cast<unsigned>(status);
   head.content_length = length;
   head.close = flags == 1;
-  auto fields = ReadFields(in);
+  auto fields = ReadLastFields(in);
   if (!fields.ok()) {
     return std::move(fields).error();
   }
   head.fields = std::move(fields).value();
-  if (!in.empty()) {
-    return Malformed("trailing bytes");
-  }
   return head;
 }
 
