@@ -190,6 +190,16 @@ class ObjectIndex {
   // use this.
   virtual Result<VersionChangeResult> ChangeVersion(const BucketName& bucket, const ObjectKey& key,
                                                     const VersionChange& change) = 0;
+
+  // A cluster replica's write (storage/replication.h): makes the key's versions exactly
+  // `newest_first` (records of this bucket and key, placements as this gateway stores
+  // them; empty: the key has none), in one batch under the key's lock, whatever they were.
+  // Queues nothing (the key's primary runs its write-back and lifecycle); usage follows.
+  // Returns the records it replaced, so the caller can free the bytes no new record uses.
+  // kNoSuchBucket; kInvalidArgument for a record of another key or two with one id.
+  virtual Result<std::vector<ObjectRecord>> ReplaceKeyVersions(
+      const BucketName& bucket, const ObjectKey& key,
+      const std::vector<ObjectRecord>& newest_first) = 0;
 };
 
 }  // namespace strata::metadata

@@ -115,6 +115,10 @@ class RocksIndex final : public Index {
   Result<std::optional<ObjectRecord>> DropCleanVersion(const BucketName& bucket,
                                                        const ObjectKey& key,
                                                        const UpstreamCopy& copy) override;
+  // A replica's write: rocks_index_versions.cc.
+  Result<std::vector<ObjectRecord>> ReplaceKeyVersions(
+      const BucketName& bucket, const ObjectKey& key,
+      const std::vector<ObjectRecord>& newest_first) override;
 
   // Lifecycle rules and due rows: rocks_index_lifecycle.cc.
   Result<void> SetBucketLifecycle(const BucketName& name,

@@ -224,3 +224,59 @@ Result<ListVersionsPage> RocksIndex::ListVersions(const BucketName& bucket,
 }
 
 }  // namespace strata::metadata
+
+namespace strata::metadata {
+
+Result<std::vector<ObjectRecord>> RocksIndex::ReplaceKeyVersions(
+    const BucketName& bucket, const ObjectKey& key, const std::vector<ObjectRecord>& newest_first) {
+  STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
+  STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
+  for (std::size_t i = 0; i < newest_first.size(); ++i) {
+    const ObjectRecord& record = newest_first[i];
+    if (record.bucket != bucket || record.key != key || record.version_id.empty()) {
+      return Error(ErrorCode::kInvalidArgument, "a replica's version of another key");
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (newest_first[j].version_id == record.version_id) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "a replica's versions name " + record.version_id.str() + " twice");
+      }
+    }
+  }
+  return GuardExceptions("replace key versions", [&]() -> Result<std::vector<ObjectRecord>> {
+    std::shared_lock bucket_lock(BucketLock(bucket));
+    std::lock_guard key_lock(KeyLock(bucket, key));
+    STRATA_RETURN_IF_ERROR(RequireBucket(bucket));
+    rocksdb::WriteBatch batch;
+    std::vector<ObjectRecord> replaced;
+    rocksdb::Status s;
+    STRATA_RETURN_IF_ERROR(ForEachVersionRow(bucket, key, [&](CurrentRow& row) {
+      s = batch.Delete(objects_, row.row_key);
+      if (s.ok()) {
+        s = StageVersionUsage(bucket, &row.record, nullptr, batch);
+      }
+      replaced.push_back(std::move(row.record));
+      return s.ok();
+    }));
+    // Fresh sequences above every row written so far, the newest highest, so the stack
+    // keeps the primary's order and later writes still sort before it.
+    const std::uint64_t base = db_->GetLatestSequenceNumber() + 1;
+    for (std::size_t i = 0; s.ok() && i < newest_first.size(); ++i) {
+      const std::uint64_t sequence = base + (newest_first.size() - 1 - i);
+      s = batch.Put(objects_, ObjectRowKey(bucket.view(), key.view(), sequence),
+                    EncodeObject(newest_first[i]));
+      if (s.ok()) {
+        s = StageVersionUsage(bucket, nullptr, &newest_first[i], batch);
+      }
+    }
+    if (s.ok()) {
+      s = db_->Write(SyncedWrites(), &batch);
+    }
+    if (!s.ok()) {
+      return FromStatus(s, "replace key versions");
+    }
+    return replaced;
+  });
+}
+
+}  // namespace strata::metadata
