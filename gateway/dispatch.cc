@@ -11,6 +11,7 @@
 #include "gateway/handlers/read_through.h"
 #include "gateway/operation.h"
 #include "gateway/operation_table.h"
+#include "gateway/replicating_exchange.h"
 #include "gateway/xml.h"
 #include "metadata/read_inline.h"
 
@@ -68,16 +69,9 @@ HandlerResult ResolveBucket(RequestContext& ctx) {
   co_return Ok();
 }
 
-// Runs the classified operation: its handler from the operation table after the checks
-// the table declares, or the refusal of a method fallback.
-HandlerResult Route(RequestContext& ctx, const Classification& route) {
-  if (route.refusal == Refusal::kNone) {
-    // In a cluster, a key's requests are served by its primary owner (gateway/forward.h).
-    STRATA_CO_TRY(const bool forwarded, co_await ForwardToOwner(ctx, route.op));
-    if (forwarded) {
-      co_return Ok();
-    }
-  }
+// Runs the classified operation here: its handler from the operation table after the
+// checks the table declares, or the refusal of a method fallback.
+HandlerResult RouteHere(RequestContext& ctx, const Classification& route) {
   if (route.bucket_first) {
     STRATA_CO_RETURN_IF_ERROR(co_await ResolveBucket(ctx));
   }
@@ -95,6 +89,51 @@ HandlerResult Route(RequestContext& ctx, const Classification& route) {
   }
   STRATA_CO_RETURN_IF_ERROR(RunPrologue(ctx, entry));
   co_return co_await entry.handler(ctx);
+}
+
+// A change of one key that its other owners must hold before it is acknowledged
+// (storage/replication.h); nullopt for any other operation. The value: whether the change
+// makes a new version, whose bytes go along at once.
+std::optional<bool> ReplicatedChange(S3Operation op) {
+  switch (op) {
+    case S3Operation::kPutObject:
+    case S3Operation::kCopyObject:
+    case S3Operation::kCompleteMultipartUpload:
+      return true;
+    case S3Operation::kDeleteObject:
+    case S3Operation::kPutObjectTagging:
+    case S3Operation::kDeleteObjectTagging:
+      return false;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Runs the classified operation: on the key's primary owner in a cluster
+// (gateway/forward.h), here otherwise; a change served here as the primary is acknowledged
+// only once the key's other owners hold it.
+HandlerResult Route(RequestContext& ctx, const Classification& route) {
+  if (route.refusal != Refusal::kNone) {
+    co_return co_await RouteHere(ctx, route);
+  }
+  STRATA_CO_TRY(const bool forwarded, co_await ForwardToOwner(ctx, route.op));
+  if (forwarded) {
+    co_return Ok();
+  }
+  const auto change = ReplicatedChange(route.op);
+  if (!change || ctx.services.replication == nullptr) {
+    co_return co_await RouteHere(ctx, route);
+  }
+  // A primary that may have lost its registration stops taking writes before another
+  // member can take its keys over (storage/membership.h's fence).
+  if (!ctx.services.cluster->MayAcceptWrites()) {
+    co_return Error(ErrorCode::kUnavailable,
+                    "this gateway is not sure of its cluster membership now; try again", true);
+  }
+  ReplicatingExchange exchange(ctx.exchange, *ctx.services.replication,
+                               BucketName(ctx.target.bucket), ObjectKey(ctx.target.key), *change);
+  RequestContext replicated{exchange, ctx.services, ctx.target, ctx.view, ctx.auth, ctx.bucket};
+  co_return co_await RouteHere(replicated, route);
 }
 
 std::string ErrorXml(const Error& error, std::string_view s3code, const RequestContext* ctx,

@@ -17,6 +17,7 @@
 #include "gateway/xml_budget.h"
 #include "metadata/index.h"
 #include "storage/cluster.h"
+#include "storage/replication.h"
 #include "storage/data_path.h"
 #include "storage/tier_engine.h"
 
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
   // With [cluster]: join (etcd) and serve the peer port before serving S3, so a gateway
   // that cannot join (etcd unreachable, its node name taken) never answers as a member.
   std::unique_ptr<storage::Cluster> cluster;
+  std::unique_ptr<storage::Replication> replication;
   if (config->cluster) {
     auto opened = storage::Cluster::Open(*config, clock);
     if (!opened.ok()) {
@@ -141,6 +143,10 @@ int main(int argc, char** argv) {
     (*catalog)->SetEmptinessCheck([&services](const BucketName& name) {
       return gateway::CheckBucketEmptyInCluster(services, name.str());
     });
+    // Every key's other owners hold its changes before they are acknowledged.
+    replication = storage::Replication::Make(*cluster, store, **index, blocking_pool);
+    replication->Start();
+    services.replication = replication.get();
   }
 
   gateway::Server server(services);
@@ -151,6 +157,7 @@ int main(int argc, char** argv) {
   (*engine)->Start();
   server.Run();
   if (cluster) {
+    replication->Stop();
     (*engine)->store().SetSharedCatalog(nullptr);  // the catalog stops with the cluster
     cluster->Stop();  // leaves at once: the other members stop counting on this one
   }

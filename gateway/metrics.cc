@@ -282,6 +282,34 @@ void RenderCluster(ExpositionWriter& w, const storage::ClusterStatus& c) {
   w.Sample("strata_peer_calls_served_total", {}, c.transport.calls_served);
 }
 
+void RenderReplication(ExpositionWriter& w, const storage::ReplicationStats& r) {
+  w.Family("strata_replication_syncs_total", "counter",
+           "Key syncs this gateway ran as a key's primary, by outcome (failed: the write "
+           "answered 503).");
+  w.Sample("strata_replication_syncs_total", {{"outcome", "ok"}}, r.syncs);
+  w.Sample("strata_replication_syncs_total", {{"outcome", "failed"}}, r.sync_failures);
+  w.Family("strata_replication_bytes_total", "counter",
+           "Object bytes sent to replicas and received as one.");
+  w.Sample("strata_replication_bytes_total", {{"direction", "sent"}}, r.bytes_sent);
+  w.Sample("strata_replication_bytes_total", {{"direction", "received"}}, r.bytes_received);
+  w.Family("strata_replication_replica_writes_total", "counter",
+           "Key syncs applied here as a replica, and refused (not from the key's primary, "
+           "or malformed).");
+  w.Sample("strata_replication_replica_writes_total", {{"outcome", "applied"}}, r.replica_writes);
+  w.Sample("strata_replication_replica_writes_total", {{"outcome", "refused"}}, r.refused);
+  w.Family("strata_replication_repair_scans_total", "counter",
+           "Background scans after a membership change that finished.");
+  w.Sample("strata_replication_repair_scans_total", {}, r.repair_scans);
+  w.Family("strata_replication_keys_repaired_total", "counter",
+           "Keys the background scans synced to new owners.");
+  w.Sample("strata_replication_keys_repaired_total", {}, r.keys_repaired);
+  w.Family("strata_replication_under_replicated_keys", "gauge",
+           "Keys whose last background sync failed (tried again).");
+  w.Sample("strata_replication_under_replicated_keys", {}, r.under_replicated);
+  w.Family("strata_replication_repairing", "gauge", "1 while a background scan runs.");
+  w.Sample("strata_replication_repairing", {}, std::uint64_t{r.repairing ? 1u : 0u});
+}
+
 void RenderFetches(ExpositionWriter& w, const FetchSample& f) {
   w.Family("strata_fetches_total", "counter",
            "Background fetches of upstream copies onto the hot tier (restore, prefetch), by "
@@ -607,6 +635,9 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scop
   if (sample.cluster) {
     RenderCluster(w, *sample.cluster);
   }
+  if (sample.replication) {
+    RenderReplication(w, *sample.replication);
+  }
   w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
   w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
   w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -641,6 +672,9 @@ std::string GatewayMetrics::Scrape(const Services& services, MetricsScope scope)
   sample.index_reads = metadata::ReadInlineCounts();
   if (services.cluster != nullptr) {
     sample.cluster = services.cluster->Status();
+  }
+  if (services.replication != nullptr) {
+    sample.replication = services.replication->Stats();
   }
   {
     storage::EngineStats engine = services.engine.Stats();

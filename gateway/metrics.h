@@ -28,6 +28,7 @@
 #include "metadata/index.h"
 #include "metadata/read_inline.h"
 #include "storage/cluster.h"
+#include "storage/replication.h"
 #include "storage/engine_stats.h"
 
 namespace strata::gateway {
@@ -159,6 +160,7 @@ struct ScrapeSample {
   std::optional<FetchSample> fetch;                  // nullopt: no upstream configured
   std::optional<storage::ScrubStats> scrub;          // nullopt: no scrubber
   std::optional<storage::ClusterStatus> cluster;     // nullopt: no [cluster]
+  std::optional<storage::ReplicationStats> replication;  // nullopt: no [cluster]
   std::optional<WritebackSample> writeback;          // nullopt: no upstream configured
   std::optional<UsageReport> usage;                  // nullopt: not read (no index, or it failed)
   std::optional<metadata::IndexCacheStats> index_cache;   // nullopt: no index

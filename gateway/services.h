@@ -11,6 +11,7 @@
 #include "metadata/index.h"
 #include "storage/cluster.h"
 #include "storage/object_store.h"
+#include "storage/replication.h"
 #include "storage/shared_catalog.h"
 #include "storage/tier_engine.h"
 
@@ -32,6 +33,9 @@ struct Services {
   // already set on `store`; nullptr without. The request path asks it when the local
   // mirror has no such bucket.
   storage::SharedCatalog* catalog = nullptr;
+  // The key copies on the other owners (storage/replication.h) with a [cluster] section;
+  // nullptr without. A change served here as a key's primary is synced before its answer.
+  storage::Replication* replication = nullptr;
   // Work a request leaves running after its answer (the commit of a read-through fill),
   // on the request's core; Server::Run waits for it (then cancels it) after the sessions.
   TaskGroup* background = nullptr;

@@ -146,18 +146,19 @@ class ClusterNode final : public Cluster {
   }
 
   std::optional<KeyOwner> PrimaryOf(std::string_view bucket, std::string_view key) const override {
-    const auto routing = routing_.load(std::memory_order_acquire);
-    if (!routing || routing->view->members.empty()) {
+    auto owners = Owners(bucket, key, 1);
+    if (owners.empty()) {
       return std::nullopt;
     }
-    const auto owners = routing->placement.Owners(bucket, key, 1);
-    const MemberInfo* member =
-        routing->view->Find(routing->placement.members()[owners.front()].node);
-    return KeyOwner{.node = member->node,
-                    .peer = member->peer,
-                    .self = member->node == config_.node,
-                    .epoch = routing->view->epoch};
+    return std::move(owners.front());
   }
+
+  std::vector<KeyOwner> OwnersOf(std::string_view bucket, std::string_view key) const override {
+    return Owners(bucket, key, static_cast<std::size_t>(config_.replicas));
+  }
+
+  int replicas() const override { return config_.replicas; }
+  bool MayAcceptWrites() const override { return membership_->MayAcceptWrites(); }
 
   void SetHandler(std::uint32_t op, PeerHandler handler) override {
     std::lock_guard lock(handlers_mu_);
@@ -199,6 +200,23 @@ class ClusterNode final : public Cluster {
   }
 
  private:
+  std::vector<KeyOwner> Owners(std::string_view bucket, std::string_view key,
+                               std::size_t replicas) const {
+    const auto routing = routing_.load(std::memory_order_acquire);
+    std::vector<KeyOwner> owners;
+    if (!routing || routing->view->members.empty()) {
+      return owners;
+    }
+    for (const std::size_t index : routing->placement.Owners(bucket, key, replicas)) {
+      const MemberInfo* member = routing->view->Find(routing->placement.members()[index].node);
+      owners.push_back(KeyOwner{.node = member->node,
+                                .peer = member->peer,
+                                .self = member->node == config_.node,
+                                .epoch = routing->view->epoch});
+    }
+    return owners;
+  }
+
   // Membership::Start, again while the node name is registered already, until twice the
   // lease's TTL has passed: a registration left by a run of this gateway that crashed
   // expires within one TTL, one held by a live gateway of the same name never does.

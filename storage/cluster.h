@@ -38,6 +38,7 @@ inline constexpr std::uint32_t kPeerOpPing = 1;       // -> payload "<node> <epo
 inline constexpr std::uint32_t kPeerOpS3Request = 2;  // gateway/forward.h
 inline constexpr std::uint32_t kPeerOpListing = 3;    // gateway/cluster_listing.h
 inline constexpr std::uint32_t kPeerOpS3FanOut = 4;   // gateway/forward.h (FanOut)
+inline constexpr std::uint32_t kPeerOpKeySync = 5;    // storage/replication.h
 
 // Who answers for a key: its primary owner under the current membership view.
 struct KeyOwner {
@@ -106,6 +107,15 @@ class Cluster {
   // beyond an atomic load.
   virtual std::optional<KeyOwner> PrimaryOf(std::string_view bucket,
                                             std::string_view key) const = 0;
+  // Every owner of (bucket, key), primary first: min([cluster] replicas, members) of them,
+  // in distinct zones where the view has enough (storage/placement.h); empty before the
+  // first view. Any thread, as PrimaryOf.
+  virtual std::vector<KeyOwner> OwnersOf(std::string_view bucket, std::string_view key) const = 0;
+  // [cluster] replicas.
+  virtual int replicas() const = 0;
+  // The membership's fence (storage/membership.h): false once this gateway may have lost
+  // its registration, when it must accept no more writes. Any thread.
+  virtual bool MayAcceptWrites() const = 0;
 
   // Serves calls of `op` (not kPeerOpPing) with `handler`, on the cluster's thread; an
   // empty handler stops serving it. A call of an op with no handler is refused with a

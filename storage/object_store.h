@@ -71,6 +71,13 @@ class ObjectReader {
                                                                 std::span<char> buf) = 0;
 };
 
+// One version as a cluster replica receives it (storage/replication.h): the primary's
+// record and, when its bytes came along, the write that holds them.
+struct ReplicaVersion {
+  metadata::ObjectRecord record;
+  std::unique_ptr<PendingWrite> bytes = nullptr;  // nullptr: keep this gateway's own copy
+};
+
 // The orphan sweep: data files that no index record references (left by a crash between
 // promoting a file and committing its record, or between dropping a version and
 // unlinking its file) are removed at open and then periodically in the background.
@@ -291,6 +298,21 @@ class ObjectStore {
   // Discards the upload and its parts' bytes. kNoSuchUpload when it is gone. Blocking.
   virtual Result<void> AbortUpload(const BucketName& bucket, const ObjectKey& key,
                                    const UploadId& upload_id) = 0;
+
+  // A cluster replica's write (storage/replication.h): makes the key's versions exactly
+  // `newest_first`. A version with bytes gets them as its local copy (checked against its
+  // recorded size and CRC64NVME first: kCorruption otherwise); one without keeps this
+  // gateway's local copy of the same version (same id, ETag and time); a delete marker,
+  // or a version whose only copies are off the local tiers (upstream), needs none. Versions
+  // here that the list drops are removed with their bytes. Returns the indexes of the
+  // versions that need bytes and came without (nothing changed then); empty: applied.
+  // Blocking.
+  virtual Result<std::vector<std::size_t>> ApplyReplica(const BucketName& bucket,
+                                                        const ObjectKey& key,
+                                                        std::vector<ReplicaVersion> newest_first) = 0;
+  // Whether the primary's record `record` needs its bytes sent to a replica: it is no
+  // delete marker and has a copy on a local tier.
+  virtual bool HoldsBytesLocally(const metadata::ObjectRecord& record) const = 0;
 };
 
 // S3's bucket naming rules: 3-63 chars of [a-z0-9.-], starts and ends with a letter or

@@ -5,7 +5,10 @@
 //      "members": [{"node", "zone", "peer", "capacity_bytes", "self": bool,
 //                   "reachable": bool, "rtt_ms": x, "epoch": N, "error": ".."}],
 //      "membership": {"keepalives", "keepalive_failures", "views", "watch_restarts"},
-//      "transport": {"accepted", "refused", "sessions_failed", "calls_served", "connects"}}
+//      "transport": {"accepted", "refused", "sessions_failed", "calls_served", "connects"},
+//      "replication": {"syncs", "sync_failures", "bytes_sent", "replica_writes",
+//                      "bytes_received", "refused", "repair_scans", "keys_repaired",
+//                      "under_replicated", "repairing": bool}}
 //   Each member is pinged over the peer transport (handshake included) unless probe=false;
 //   a gateway without [cluster] answers {"cluster": false}.
 #include <chrono>
@@ -80,7 +83,19 @@ HandlerResult HandleClusterAdmin(RequestContext& ctx) {
           Field("watch_restarts", m.watch_restarts) + "},\"transport\":{" +
           Field("accepted", t.accepted) + "," + Field("refused", t.refused) + "," +
           Field("sessions_failed", t.sessions_failed) + "," +
-          Field("calls_served", t.calls_served) + "," + Field("connects", t.connects) + "}}";
+          Field("calls_served", t.calls_served) + "," + Field("connects", t.connects) + "}";
+  if (ctx.services.replication != nullptr) {
+    const auto r = ctx.services.replication->Stats();
+    json += ",\"replication\":{" + Field("syncs", r.syncs) + "," +
+            Field("sync_failures", r.sync_failures) + "," + Field("bytes_sent", r.bytes_sent) +
+            "," + Field("replica_writes", r.replica_writes) + "," +
+            Field("bytes_received", r.bytes_received) + "," + Field("refused", r.refused) + "," +
+            Field("repair_scans", r.repair_scans) + "," +
+            Field("keys_repaired", r.keys_repaired) + "," +
+            Field("under_replicated", r.under_replicated) +
+            ",\"repairing\":" + (r.repairing ? "true" : "false") + "}";
+  }
+  json += "}";
   co_return co_await SendJson(ctx, 200, std::move(json));
 }
 

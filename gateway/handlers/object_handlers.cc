@@ -270,6 +270,19 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
     return out;
   });
 
+  if (ctx.services.replication != nullptr) {
+    // Each key deleted here, as its primary, is on its other owners before the answer.
+    for (auto& outcome : outcomes) {
+      if (!outcome.result.ok()) {
+        continue;
+      }
+      auto synced = co_await ctx.services.replication->SyncKey(
+          bucket, ObjectKey(outcome.entry->key), /*newest_is_new=*/false);
+      if (!synced.ok()) {
+        outcome.result = std::move(synced).error();
+      }
+    }
+  }
   XmlWriter xml("DeleteResult");
   for (const auto& outcome : outcomes) {
     if (outcome.result.ok()) {

@@ -6,6 +6,7 @@
 // orphan sweep: local_sweep.cc.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -140,6 +141,11 @@ class LocalObjectStore final : public ObjectStore, public BucketMirror {
                                                 const CompletionRequest& request) override;
   Result<void> AbortUpload(const BucketName& bucket, const ObjectKey& key,
                            const UploadId& upload_id) override;
+  // Replicas: local_replica.cc.
+  Result<std::vector<std::size_t>> ApplyReplica(
+      const BucketName& bucket, const ObjectKey& key,
+      std::vector<ReplicaVersion> newest_first) override;
+  bool HoldsBytesLocally(const metadata::ObjectRecord& record) const override;
 
  private:
   // The wall time records are stamped with, from the store's clock.
@@ -219,6 +225,10 @@ class LocalObjectStore final : public ObjectStore, public BucketMirror {
   ResidencyListener residency_;
   std::atomic<CopyRepairer*> repairer_{nullptr};
   std::atomic<SharedCatalog*> catalog_{nullptr};  // cluster mode: the buckets' truth
+
+  // Replica writes of one key run one at a time (by a stripe of its hash), so the copy
+  // one of them reuses is never freed by another.
+  std::array<std::mutex, 64> replica_stripes_;
 
   std::mutex sweeper_mu_;
   std::condition_variable sweeper_cv_;

@@ -1,0 +1,143 @@
+#include "storage/cluster/key_sync_wire.h"
+
+#include "common/little_endian.h"
+#include "metadata/codec.h"
+
+namespace strata::storage::cluster {
+namespace {
+
+constexpr std::size_t kMaxKeyBytes = 1024;
+constexpr std::size_t kMaxBucketBytes = 63;
+
+Error Malformed(std::string_view what) {
+  return Error(ErrorCode::kCorruption, "key sync: " + std::string(what));
+}
+
+void PutString(std::string& out, std::string_view s) {
+  PutLe(out, s.size(), 4);
+  out.append(s);
+}
+
+// Reads `in` front to back; every read checks what is left first.
+struct Cursor {
+  std::string_view in;
+  std::size_t offset = 0;
+
+  std::size_t left() const { return in.size() - offset; }
+  bool Int(std::uint64_t& value, int bytes) {
+    if (left() < static_cast<std::size_t>(bytes)) {
+      return false;
+    }
+    value = GetLe(in, offset, bytes);
+    offset += static_cast<std::size_t>(bytes);
+    return true;
+  }
+  bool Bytes(std::string_view& out, std::uint64_t limit) {
+    std::uint64_t size = 0;
+    if (!Int(size, 4) || size > left() || size > limit) {
+      return false;
+    }
+    out = in.substr(offset, size);
+    offset += size;
+    return true;
+  }
+};
+
+}  // namespace
+
+std::string EncodeKeySync(const KeySyncRequest& request) {
+  std::string out;
+  out.push_back(static_cast<char>(kKeySyncFormat));
+  PutString(out, request.bucket);
+  PutString(out, request.key);
+  PutLe(out, request.versions.size(), 4);
+  for (const auto& version : request.versions) {
+    out.push_back(version.bytes_follow ? 1 : 0);
+    PutString(out, metadata::EncodeObject(version.record));
+  }
+  return out;
+}
+
+Result<KeySyncRequest> DecodeKeySync(std::string_view bytes) {
+  Cursor in{bytes};
+  std::uint64_t format = 0;
+  if (!in.Int(format, 1) || format != kKeySyncFormat) {
+    return Malformed("unknown format");
+  }
+  KeySyncRequest request;
+  std::string_view bucket;
+  std::string_view key;
+  if (!in.Bytes(bucket, kMaxBucketBytes) || bucket.empty()) {
+    return Malformed("bad bucket");
+  }
+  if (!in.Bytes(key, kMaxKeyBytes) || key.empty()) {
+    return Malformed("bad key");
+  }
+  request.bucket.assign(bucket);
+  request.key.assign(key);
+  std::uint64_t count = 0;
+  if (!in.Int(count, 4) || count > kMaxSyncVersions) {
+    return Malformed("bad version count");
+  }
+  // Each version takes at least five bytes: a count past what is left is a lie.
+  if (count > in.left() / 5) {
+    return Malformed("version count past the end");
+  }
+  request.versions.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t flags = 0;
+    std::string_view encoded;
+    if (!in.Int(flags, 1) || flags > 1) {
+      return Malformed("unknown flags");
+    }
+    if (!in.Bytes(encoded, in.left())) {
+      return Malformed("record past the end");
+    }
+    auto record = metadata::DecodeObject(encoded);
+    if (!record.ok()) {
+      return Malformed("bad record: " + record.error().message);
+    }
+    SyncedVersion version{std::move(record).value(), flags == 1};
+    if (version.bytes_follow && version.record.delete_marker) {
+      return Malformed("bytes flagged on a delete marker");
+    }
+    version.record.bucket = BucketName(request.bucket);
+    version.record.key = ObjectKey(request.key);
+    request.versions.push_back(std::move(version));
+  }
+  if (in.left() != 0) {
+    return Malformed("trailing bytes");
+  }
+  return request;
+}
+
+std::string EncodeKeySyncAnswer(const std::vector<std::uint32_t>& missing) {
+  std::string out;
+  PutLe(out, missing.size(), 4);
+  for (const std::uint32_t index : missing) {
+    PutLe(out, index, 4);
+  }
+  return out;
+}
+
+Result<std::vector<std::uint32_t>> DecodeKeySyncAnswer(std::string_view bytes,
+                                                       std::size_t versions) {
+  Cursor in{bytes};
+  std::uint64_t count = 0;
+  if (!in.Int(count, 4) || count > versions || in.left() != count * 4) {
+    return Malformed("bad answer length");
+  }
+  std::vector<std::uint32_t> missing;
+  missing.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t index = 0;
+    in.Int(index, 4);
+    if (index >= versions || (!missing.empty() && index <= missing.back())) {
+      return Malformed("answer indexes out of order or range");
+    }
+    missing.push_back(static_cast<std::uint32_t>(index));
+  }
+  return missing;
+}
+
+}  // namespace strata::storage::cluster

@@ -1,0 +1,48 @@
+// A key sync (storage/replication.h) as it travels over the peer transport.
+//
+// Request payload (integers little-endian): a format byte, the bucket and the key (each a
+// u32 length and bytes), a u32 count of versions, then each version newest first: a flags
+// byte (bit 0: its bytes follow in the call's stream) and its record (a u32 length and
+// metadata/codec.h's EncodeObject, which leaves out bucket and key). The stream holds the
+// flagged versions' bytes back to back, in order, each exactly its record's size.
+// Answer payload: a u32 count, then that many u32 indexes of versions whose bytes the
+// replica lacks and did not get (increasing); count 0: applied.
+//
+// Decoders refuse (kCorruption) a wrong format, unknown flags, bytes flagged on a delete
+// marker, lengths past the end, trailing bytes, more than kMaxSyncVersions versions, keys
+// over 1024 bytes and indexes out of order or range: the peer's bytes are outside input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+#include "metadata/records.h"
+
+namespace strata::storage::cluster {
+
+inline constexpr std::uint8_t kKeySyncFormat = 1;
+inline constexpr std::uint32_t kMaxSyncVersions = 1000;
+
+struct SyncedVersion {
+  metadata::ObjectRecord record;  // bucket and key set from the request's
+  bool bytes_follow = false;
+};
+
+struct KeySyncRequest {
+  std::string bucket;
+  std::string key;
+  std::vector<SyncedVersion> versions;  // newest first
+};
+
+std::string EncodeKeySync(const KeySyncRequest& request);
+Result<KeySyncRequest> DecodeKeySync(std::string_view bytes);
+
+// `missing`: indexes into the request's versions, increasing.
+std::string EncodeKeySyncAnswer(const std::vector<std::uint32_t>& missing);
+Result<std::vector<std::uint32_t>> DecodeKeySyncAnswer(std::string_view bytes,
+                                                       std::size_t versions);
+
+}  // namespace strata::storage::cluster

@@ -1,0 +1,193 @@
+// ReplicationNode, the primary's side: a key's state sent to its other owners.
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+
+#include "common/co_try.h"
+#include "common/offload.h"
+#include "storage/cluster/replication_node.h"
+
+namespace strata::storage::cluster {
+namespace {
+
+namespace asio = boost::asio;
+
+// How long a sync keeps trying an owner that is unreachable, restarting or whose view is
+// behind: a little more than a lease renewal, so a view change settles within it.
+constexpr int kOwnerAttempts = 30;
+constexpr std::chrono::milliseconds kOwnerRetryWait{100};
+
+asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, wait);
+  boost::system::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+Error NotPrimary(const std::string& key) {
+  return Error(ErrorCode::kUnavailable,
+               "this gateway is no longer the primary of " + key + "; try again", true);
+}
+
+}  // namespace
+
+asio::awaitable<Result<void>> ReplicationNode::SyncKey(const BucketName& bucket,
+                                                       const ObjectKey& key, bool newest_is_new) {
+  co_return co_await asio::co_spawn(cluster_.executor(), SyncOnCluster(bucket, key, newest_is_new),
+                                    asio::use_awaitable);
+}
+
+asio::awaitable<Result<void>> ReplicationNode::SyncOnCluster(BucketName bucket, ObjectKey key,
+                                                             bool newest_is_new) {
+  if (stopped_) {
+    co_return Error(ErrorCode::kUnavailable, "replication is stopping", true);
+  }
+  if (cluster_.OwnersOf(bucket.view(), key.view()).size() <= 1) {
+    co_return Ok();  // replicas = 1, or a cluster of one
+  }
+  STRATA_CO_TRY(auto guard, co_await locks_.Lock(bucket.str() + '\0' + key.str()));
+  // Owners as they are now that the lock is held: the view may have changed meanwhile.
+  const auto owners = cluster_.OwnersOf(bucket.view(), key.view());
+  if (owners.empty() || !owners.front().self) {
+    co_return NotPrimary(key.str());
+  }
+  auto versions = co_await Offload(blocking_, [this, &bucket, &key] {
+    return index_.KeyVersions(bucket, key, kMaxSyncVersions + 1);
+  });
+  if (!versions.ok()) {
+    co_return std::move(versions).error();
+  }
+  if (versions->size() > kMaxSyncVersions) {
+    co_return Error(ErrorCode::kInternal, "key " + key.str() + " has more versions than a sync carries");
+  }
+  KeySyncRequest base{bucket.str(), key.str(), {}};
+  std::vector<bool> local_bytes;
+  for (auto& version : *versions) {
+    local_bytes.push_back(store_.HoldsBytesLocally(version));
+    base.versions.push_back(SyncedVersion{std::move(version), false});
+  }
+  for (const auto& owner : owners) {
+    if (owner.self) {
+      continue;
+    }
+    auto synced = co_await SyncOwner(owner, base, local_bytes, newest_is_new);
+    if (!synced.ok()) {
+      counters_.sync_failures.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("replication: {}/{} not synced to {}: {}", bucket.str(), key.str(), owner.node,
+                   synced.error().message);
+      co_return Error(ErrorCode::kUnavailable,
+                      "a replica of the key could not be written: " + synced.error().message,
+                      true);
+    }
+  }
+  counters_.syncs.fetch_add(1, std::memory_order_relaxed);
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ReplicationNode::SyncOwner(const KeyOwner& owner,
+                                                         const KeySyncRequest& base,
+                                                         const std::vector<bool>& local_bytes,
+                                                         bool newest_is_new) {
+  KeySyncRequest request = base;
+  if (newest_is_new && !local_bytes.empty() && local_bytes.front()) {
+    request.versions.front().bytes_follow = true;
+  }
+  bool asked_before = false;  // the replica said what it lacks once already
+  for (int attempt = 1;; ++attempt) {
+    if (stopped_) {
+      co_return Error(ErrorCode::kUnavailable, "replication is stopping", true);
+    }
+    auto missing = co_await SyncCall(owner.peer, request);
+    if (missing.ok() && missing->empty()) {
+      co_return Ok();
+    }
+    if (missing.ok()) {
+      if (asked_before) {
+        co_return Error(ErrorCode::kInternal, "the replica still lacks bytes it was sent");
+      }
+      asked_before = true;
+      for (auto& version : request.versions) {
+        version.bytes_follow = false;
+      }
+      for (const std::uint32_t index : *missing) {
+        if (!local_bytes[index]) {
+          co_return Error(ErrorCode::kInternal, "the replica asks for bytes of version " +
+                                                    request.versions[index].record.version_id.str() +
+                                                    ", which has no local copy here");
+        }
+        request.versions[index].bytes_follow = true;
+      }
+      continue;
+    }
+    if (!missing.error().retryable || attempt >= kOwnerAttempts) {
+      co_return std::move(missing).error();
+    }
+    co_await Pause(kOwnerRetryWait);
+    // Still the primary, and still an owner to sync? The view may have moved on.
+    const auto owners = cluster_.OwnersOf(base.bucket, base.key);
+    if (owners.empty() || !owners.front().self) {
+      co_return NotPrimary(base.key);
+    }
+    bool still_owner = false;
+    for (const auto& now : owners) {
+      still_owner = still_owner || now.node == owner.node;
+    }
+    if (!still_owner) {
+      co_return Ok();  // left the owners: the repair scan syncs the new one
+    }
+  }
+}
+
+asio::awaitable<Result<std::vector<std::uint32_t>>> ReplicationNode::SyncCall(
+    const std::string& peer, const KeySyncRequest& request) {
+  PeerRequest call_request;
+  call_request.op = kPeerOpKeySync;
+  call_request.payload = EncodeKeySync(request);
+  if (call_request.payload.size() > kMaxPeerPayload) {
+    co_return Error(ErrorCode::kInternal, "key " + request.key +
+                                              " has more versions than one sync carries");
+  }
+  for (const auto& version : request.versions) {
+    call_request.has_stream = call_request.has_stream || version.bytes_follow;
+  }
+  STRATA_CO_TRY(auto call, co_await cluster_.Call(peer, call_request));
+  if (call_request.has_stream) {
+    for (const auto& version : request.versions) {
+      if (!version.bytes_follow) {
+        continue;
+      }
+      auto opened = co_await Offload(blocking_, [this, &version] {
+        return store_.OpenObject(version.record);
+      });
+      if (!opened.ok()) {
+        co_return std::move(opened).error();
+      }
+      std::unique_ptr<ObjectReader> reader = std::move(opened).value();
+      for (std::uint64_t offset = 0; offset < version.record.size;) {
+        std::string chunk(std::min<std::uint64_t>(kMaxPeerChunk, version.record.size - offset), '\0');
+        auto read = co_await Offload(blocking_, [&reader, &chunk, offset] {
+          return reader->Read(offset, std::span<char>(chunk.data(), chunk.size()));
+        });
+        if (!read.ok()) {
+          co_return std::move(read).error();
+        }
+        if (*read == 0) {
+          co_return Error(ErrorCode::kCorruption, "the local copy ended before its recorded size");
+        }
+        chunk.resize(*read);
+        offset += *read;
+        counters_.bytes_sent.fetch_add(*read, std::memory_order_relaxed);
+        STRATA_CO_RETURN_IF_ERROR(co_await call->Write(std::move(chunk)));
+      }
+    }
+    STRATA_CO_RETURN_IF_ERROR(co_await call->CloseRequest());
+  }
+  STRATA_CO_TRY(auto response, co_await call->Response());
+  co_return DecodeKeySyncAnswer(response.payload, request.versions.size());
+}
+
+}  // namespace strata::storage::cluster

@@ -1,0 +1,119 @@
+// ReplicationNode, the replica's side: a key's state from its primary, applied here.
+#include <spdlog/spdlog.h>
+
+#include "common/co_try.h"
+#include "common/offload.h"
+#include "storage/cluster/replication_node.h"
+
+namespace strata::storage::cluster {
+namespace {
+
+// The bucket is not mirrored here yet (made a moment ago through another gateway): the
+// catalog's watch brings it soon, and the primary tries again.
+Error Retryable(const Error& error) {
+  if (error.code == ErrorCode::kNoSuchBucket) {
+    return Error(ErrorCode::kUnavailable, "the bucket is not known here yet", true);
+  }
+  return error;
+}
+
+}  // namespace
+
+PeerTask<void> ReplicationNode::ServeSync(PeerIncomingCall& call) {
+  auto decoded = DecodeKeySync(call.request().payload);
+  if (!decoded.ok()) {
+    counters_.refused.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("replication: a key sync from {} refused: {}", call.peer(),
+                 decoded.error().message);
+    co_return std::move(decoded).error();
+  }
+  // Only the key's primary, as this gateway sees the cluster, may change its copy here: a
+  // member that lost its place (its lease, or a view behind this one) is refused.
+  const auto owners = cluster_.OwnersOf(decoded->bucket, decoded->key);
+  bool owner_here = false;
+  for (const auto& owner : owners) {
+    owner_here = owner_here || owner.self;
+  }
+  if (owners.empty() || owners.front().node != call.peer() || !owner_here) {
+    counters_.refused.fetch_add(1, std::memory_order_relaxed);
+    co_return Error(ErrorCode::kUnavailable,
+                    call.peer() + " is not the primary of " + decoded->key +
+                        " with this gateway as an owner in view " +
+                        std::to_string(owners.empty() ? 0 : owners.front().epoch),
+                    true);
+  }
+  co_return co_await ApplySync(call, std::move(decoded).value());
+}
+
+PeerTask<void> ReplicationNode::ApplySync(PeerIncomingCall& call, KeySyncRequest request) {
+  const BucketName bucket(request.bucket);
+  const ObjectKey key(request.key);
+  std::vector<ReplicaVersion> versions;
+  std::vector<std::size_t> flagged;  // indexes whose bytes come in the stream, in order
+  for (auto& version : request.versions) {
+    if (version.bytes_follow) {
+      flagged.push_back(versions.size());
+    }
+    versions.push_back(ReplicaVersion{std::move(version.record), nullptr});
+  }
+  for (const std::size_t index : flagged) {
+    auto begun = co_await Offload(blocking_, [this, &bucket] {
+      return store_.BeginWrite(bucket, std::vector<ChecksumAlgorithm>{});
+    });
+    if (!begun.ok()) {
+      co_return Retryable(begun.error());
+    }
+    versions[index].bytes = std::move(begun).value();
+  }
+  // The stream: the flagged versions' bytes back to back, each exactly its size.
+  std::size_t current = 0;
+  std::uint64_t received = 0;
+  auto left = [&]() -> std::uint64_t {
+    return current < flagged.size()
+               ? versions[flagged[current]].record.size - versions[flagged[current]].bytes->size()
+               : 0;
+  };
+  while (true) {
+    STRATA_CO_TRY(auto chunk, co_await call.Read());
+    if (!chunk) {
+      break;
+    }
+    std::string_view data = *chunk;
+    while (!data.empty()) {
+      while (current < flagged.size() && left() == 0) {
+        ++current;
+      }
+      if (current == flagged.size()) {
+        co_return Error(ErrorCode::kCorruption, "key sync: more bytes than the versions' sizes");
+      }
+      const std::string_view piece = data.substr(0, std::min<std::uint64_t>(left(), data.size()));
+      PendingWrite& write = *versions[flagged[current]].bytes;
+      STRATA_CO_RETURN_IF_ERROR(
+          co_await Offload(blocking_, [&write, piece] { return write.Append(piece); }));
+      data.remove_prefix(piece.size());
+      received += piece.size();
+    }
+  }
+  while (current < flagged.size() && left() == 0) {
+    ++current;
+  }
+  if (current != flagged.size()) {
+    co_return Error(ErrorCode::kCorruption, "key sync: fewer bytes than the versions' sizes");
+  }
+  counters_.bytes_received.fetch_add(received, std::memory_order_relaxed);
+  auto applied = co_await Offload(blocking_, [this, &bucket, &key, &versions] {
+    return store_.ApplyReplica(bucket, key, std::move(versions));
+  });
+  if (!applied.ok()) {
+    co_return Retryable(applied.error());
+  }
+  std::vector<std::uint32_t> missing(applied->begin(), applied->end());
+  if (missing.empty()) {
+    counters_.replica_writes.fetch_add(1, std::memory_order_relaxed);
+  }
+  PeerResponse response;
+  response.payload = EncodeKeySyncAnswer(missing);
+  co_return co_await call.Respond(std::move(response));
+}
+
+}  // namespace strata::storage::cluster

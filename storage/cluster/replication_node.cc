@@ -1,0 +1,54 @@
+#include "storage/cluster/replication_node.h"
+
+namespace strata::storage {
+
+std::unique_ptr<Replication> Replication::Make(Cluster& cluster, ObjectStore& store,
+                                               metadata::Index& index,
+                                               boost::asio::thread_pool& blocking_pool) {
+  return std::make_unique<cluster::ReplicationNode>(cluster, store, index, blocking_pool);
+}
+
+namespace cluster {
+
+void ReplicationNode::Start() {
+  if (started_) {
+    return;
+  }
+  started_ = true;
+  cluster_.SetHandler(kPeerOpKeySync,
+                      [this](PeerIncomingCall& call) -> PeerTask<void> { return ServeSync(call); });
+  tasks_.Spawn(cluster_.executor(), RepairLoop());
+}
+
+void ReplicationNode::Stop() {
+  if (stopped_.exchange(true)) {
+    return;
+  }
+  if (started_) {
+    cluster_.SetHandler(kPeerOpKeySync, {});
+  }
+  tasks_.Close();
+  tasks_.Cancel();
+  tasks_.Join();
+}
+
+ReplicationStats ReplicationNode::Stats() const {
+  auto get = [](const std::atomic<std::uint64_t>& counter) {
+    return counter.load(std::memory_order_relaxed);
+  };
+  return ReplicationStats{
+      .syncs = get(counters_.syncs),
+      .sync_failures = get(counters_.sync_failures),
+      .bytes_sent = get(counters_.bytes_sent),
+      .replica_writes = get(counters_.replica_writes),
+      .bytes_received = get(counters_.bytes_received),
+      .refused = get(counters_.refused),
+      .repair_scans = get(counters_.repair_scans),
+      .keys_repaired = get(counters_.keys_repaired),
+      .under_replicated = get(counters_.under_replicated),
+      .repairing = counters_.repairing.load(std::memory_order_relaxed),
+  };
+}
+
+}  // namespace cluster
+}  // namespace strata::storage

@@ -1,0 +1,84 @@
+// ReplicationNode: storage/replication.h over a Cluster. The primary's side (SyncKey and
+// the background repair) is primary_sync.cc and replication_repair.cc, the replica's
+// (serving kPeerOpKeySync) replica_sync.cc. Everything but disk work runs on the cluster's
+// executor, so the state below needs no lock but the counters.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/thread_pool.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/task_group.h"
+#include "storage/cluster/key_locks.h"
+#include "storage/cluster/key_sync_wire.h"
+#include "storage/placement.h"
+#include "storage/replication.h"
+
+namespace strata::storage::cluster {
+
+class ReplicationNode final : public Replication {
+ public:
+  ReplicationNode(Cluster& cluster, ObjectStore& store, metadata::Index& index,
+                  boost::asio::thread_pool& blocking_pool)
+      : cluster_(cluster), store_(store), index_(index), blocking_(blocking_pool) {}
+  ~ReplicationNode() override { Stop(); }
+
+  boost::asio::awaitable<Result<void>> SyncKey(const BucketName& bucket,
+                                               const ObjectKey& key,
+                                               bool newest_is_new) override;
+  void Start() override;
+  void Stop() override;
+  ReplicationStats Stats() const override;
+
+ private:
+  struct Counters {
+    std::atomic<std::uint64_t> syncs{0};
+    std::atomic<std::uint64_t> sync_failures{0};
+    std::atomic<std::uint64_t> bytes_sent{0};
+    std::atomic<std::uint64_t> replica_writes{0};
+    std::atomic<std::uint64_t> bytes_received{0};
+    std::atomic<std::uint64_t> refused{0};
+    std::atomic<std::uint64_t> repair_scans{0};
+    std::atomic<std::uint64_t> keys_repaired{0};
+    std::atomic<std::uint64_t> under_replicated{0};
+    std::atomic<bool> repairing{false};
+  };
+
+  // primary_sync.cc. On the cluster's executor: the key's state as here now, to every
+  // other owner, under the key's lock.
+  boost::asio::awaitable<Result<void>> SyncOnCluster(BucketName bucket, ObjectKey key,
+                                                     bool newest_is_new);
+  // One owner brought to the state `base` (read under the key's lock); `local_bytes[i]`:
+  // version i has bytes here that a replica needs.
+  boost::asio::awaitable<Result<void>> SyncOwner(const KeyOwner& owner, const KeySyncRequest& base,
+                                                 const std::vector<bool>& local_bytes,
+                                                 bool newest_is_new);
+  // One call: the records with `send` flagged versions' bytes. The replica's missing
+  // indexes (empty: applied).
+  boost::asio::awaitable<Result<std::vector<std::uint32_t>>> SyncCall(
+      const std::string& peer, const KeySyncRequest& request);
+
+  // replica_sync.cc: serves one kPeerOpKeySync call.
+  PeerTask<void> ServeSync(PeerIncomingCall& call);
+  PeerTask<void> ApplySync(PeerIncomingCall& call, KeySyncRequest request);
+
+  // replication_repair.cc: after each membership change, syncs the keys this gateway is
+  // now the primary of whose owners changed.
+  boost::asio::awaitable<void> RepairLoop();
+  boost::asio::awaitable<Result<bool>> RepairScan(const Placement& before, std::int64_t epoch);
+
+  Cluster& cluster_;
+  ObjectStore& store_;
+  metadata::Index& index_;
+  boost::asio::thread_pool& blocking_;
+  KeyLocks locks_;     // the primary's per-key order of syncs
+  TaskGroup tasks_;    // the repair loop
+  bool started_ = false;
+  std::atomic<bool> stopped_{false};
+  Counters counters_;
+};
+
+}  // namespace strata::storage::cluster

@@ -1,0 +1,124 @@
+// LocalObjectStore: a cluster replica's writes (storage/replication.h). The primary sends a
+// key's whole stack of versions; the bytes of the versions this gateway lacks come along.
+#include <spdlog/spdlog.h>
+
+#include <functional>
+#include <set>
+#include <utility>
+
+#include "common/guard.h"
+#include "storage/local/local_object_store.h"
+
+namespace strata::storage {
+namespace {
+
+bool SameVersion(const metadata::ObjectRecord& a, const metadata::ObjectRecord& b) {
+  return a.version_id == b.version_id && a.etag == b.etag &&
+         a.last_modified_ms == b.last_modified_ms && a.delete_marker == b.delete_marker;
+}
+
+}  // namespace
+
+bool LocalObjectStore::HoldsBytesLocally(const metadata::ObjectRecord& record) const {
+  return !record.delete_marker && LocalPlacement(record) != nullptr;
+}
+
+Result<std::vector<std::size_t>> LocalObjectStore::ApplyReplica(
+    const BucketName& bucket, const ObjectKey& key, std::vector<ReplicaVersion> newest_first) {
+  return GuardExceptions("apply replica", [&]() -> Result<std::vector<std::size_t>> {
+    std::lock_guard stripe(replica_stripes_[std::hash<std::string_view>{}(key.view()) %
+                                            replica_stripes_.size()]);
+    auto held = index_.KeyVersions(bucket, key, std::numeric_limits<std::size_t>::max());
+    if (!held.ok()) {
+      return std::move(held).error();
+    }
+    // What each version will be here: the primary's record, with the placements on local
+    // tiers replaced by this gateway's own.
+    std::vector<metadata::ObjectRecord> records;
+    std::vector<std::size_t> missing;
+    std::vector<std::string> fresh_files;  // promoted here, removed if the write fails
+    std::set<std::string> kept;            // locations of copies reused
+    auto drop_fresh = [&] {
+      for (const auto& id : fresh_files) {
+        RemoveQuietly(id);
+      }
+    };
+    for (std::size_t i = 0; i < newest_first.size(); ++i) {
+      ReplicaVersion& version = newest_first[i];
+      metadata::ObjectRecord record = std::move(version.record);
+      record.bucket = bucket;
+      record.key = key;
+      const bool needs_bytes = HoldsBytesLocally(record);
+      std::erase_if(record.placements, [this](const metadata::Placement& p) {
+        return LocalTierNamed(p.tier) != nullptr;
+      });
+      if (!needs_bytes) {
+        records.push_back(std::move(record));
+        continue;
+      }
+      if (version.bytes != nullptr) {
+        auto* pending = dynamic_cast<LocalPendingWrite*>(version.bytes.get());
+        if (pending == nullptr || pending->failed()) {
+          drop_fresh();
+          return Error(ErrorCode::kInternal, "a replica's bytes in a foreign or failed write");
+        }
+        const std::string crc = RecordedCrc64(record);
+        if (pending->size() != record.size ||
+            (!crc.empty() && pending->Checksum(ChecksumAlgorithm::kCrc64Nvme) != crc)) {
+          drop_fresh();
+          return Error(ErrorCode::kCorruption, "the replica's bytes of " + key.str() + " version " +
+                                                   record.version_id.str() +
+                                                   " do not match its size and CRC64NVME");
+        }
+        LocalTempFile& file = pending->file();
+        if (auto promoted = tier_->Promote(file); !promoted.ok()) {
+          drop_fresh();
+          return std::move(promoted).error();
+        }
+        fresh_files.push_back(file.id());
+        record.placements.insert(record.placements.begin(),
+                                 metadata::Placement{tier_->name(), {{file.id(), record.size}}});
+        records.push_back(std::move(record));
+        continue;
+      }
+      const metadata::Placement* own = nullptr;
+      for (const auto& mine : *held) {
+        if (SameVersion(mine, record)) {
+          own = LocalPlacement(mine);
+          break;
+        }
+      }
+      if (own == nullptr) {
+        missing.push_back(i);
+        continue;
+      }
+      for (const auto& extent : own->extents) {
+        kept.insert(extent.location);
+      }
+      record.placements.insert(record.placements.begin(), *own);
+      records.push_back(std::move(record));
+    }
+    if (!missing.empty()) {
+      drop_fresh();
+      return missing;
+    }
+    auto replaced = index_.ReplaceKeyVersions(bucket, key, records);
+    if (!replaced.ok()) {
+      drop_fresh();
+      return std::move(replaced).error();
+    }
+    for (const auto& old : *replaced) {
+      for (const auto& placement : old.placements) {
+        const LocalTier* tier = LocalTierNamed(placement.tier);
+        for (const auto& extent : placement.extents) {
+          if (tier != nullptr && !kept.contains(extent.location)) {
+            RemoveQuietly(*tier, extent.location);
+          }
+        }
+      }
+    }
+    return missing;
+  });
+}
+
+}  // namespace strata::storage

@@ -1,0 +1,79 @@
+// Replication: the `replicas` copies of every key of a cluster (DESIGN.md, "Cluster").
+//
+// A key's primary (the first of its owners, storage/placement.h) orders its changes: every
+// write through any gateway is served there (gateway/forward.h). Once the primary has
+// committed a change, SyncKey makes each other owner hold the key's versions exactly as the
+// primary holds them now: the whole stack of records travels (so a replica that missed a
+// change, or holds versions deleted since, is corrected by the next sync), and the bytes of
+// the versions the replica lacks come along (it says which; a write sends the newest one's
+// at once). The replica writes them durably (fsync, one index batch) before it answers,
+// so a write acknowledged after SyncKey is on `replicas` owners in distinct zones. Syncs
+// of one key run one at a time on the primary and read its state afresh, so replicas see
+// the key's states in the primary's order.
+//
+// A replica refuses a sync from a member that is not the key's primary in its own view,
+// and the transport refuses a caller whose epoch is older: a primary that lost its place
+// cannot overwrite the new primary's copies. When the membership changes, each primary
+// syncs, in the background and one key at a time, the keys whose owners changed, so a
+// member's death leaves its keys under-replicated for seconds, not until their next write.
+//
+// Threads: SyncKey is awaited from any executor (it runs on the cluster's, with disk work
+// on the blocking pool, and resumes the caller on its own). Start and Stop from any thread
+// but the cluster's.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <cstdint>
+#include <memory>
+
+#include "common/error.h"
+#include "common/ids.h"
+#include "metadata/index.h"
+#include "storage/cluster.h"
+#include "storage/object_store.h"
+
+namespace strata::storage {
+
+struct ReplicationStats {
+  std::uint64_t syncs = 0;           // key syncs that reached every other owner
+  std::uint64_t sync_failures = 0;   // key syncs that did not (the write answered 503)
+  std::uint64_t bytes_sent = 0;      // object bytes sent to replicas
+  std::uint64_t replica_writes = 0;  // syncs applied here as a replica
+  std::uint64_t bytes_received = 0;  // object bytes received as a replica
+  std::uint64_t refused = 0;         // syncs refused here (not from the key's primary, bad)
+  std::uint64_t repair_scans = 0;    // background scans after a membership change, finished
+  std::uint64_t keys_repaired = 0;   // keys those scans synced
+  std::uint64_t under_replicated = 0;  // keys whose last background sync failed (retried)
+  bool repairing = false;              // a background scan is running
+};
+
+class Replication {
+ public:
+  virtual ~Replication() = default;
+
+  // The replication of `cluster` (started) over this gateway's `store` and `index`; all
+  // outlive it. Serves the replica side of key syncs (kPeerOpKeySync) from Start on.
+  static std::unique_ptr<Replication> Make(Cluster& cluster, ObjectStore& store,
+                                           metadata::Index& index,
+                                           boost::asio::thread_pool& blocking_pool);
+
+  // After this gateway, as the primary of bucket/key, committed a change of it: returns
+  // once every other owner holds the key as it is here now. kUnavailable (retryable) when
+  // this gateway is not the key's primary any more, or an owner could not be brought up
+  // to date within a few seconds: the change stays here and the next sync carries it.
+  // `newest_is_new`: the change made the newest version (a PUT, a copy, a completed
+  // upload), whose bytes no replica has: they go with the first call instead of after
+  // the replica asked for them.
+  virtual boost::asio::awaitable<Result<void>> SyncKey(const BucketName& bucket,
+                                                       const ObjectKey& key,
+                                                       bool newest_is_new) = 0;
+
+  virtual void Start() = 0;
+  // Stops serving syncs and the background repair; waits for what runs.
+  virtual void Stop() = 0;
+
+  virtual ReplicationStats Stats() const = 0;
+};
+
+}  // namespace strata::storage

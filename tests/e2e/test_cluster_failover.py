@@ -1,0 +1,168 @@
+"""Replicas and failures (storage/replication.h), with a real etcd and three real gateways
+on loopback, replicas = 2 in three zones:
+
+  - A write is acknowledged only once both owners hold it: right after the answer, the
+    key's replica (the owner that is not its primary) reports the bytes received.
+  - kill -9 of one gateway during a write storm through the other two: every acknowledged
+    object reads back byte-exact through the survivors, and writes go on once its lease
+    expired (the survivors take its keys over from the copies they hold).
+  - The survivors copy the keys the dead member held again, in the background; after
+    that a second member dies and the last one still reads every acknowledged object.
+"""
+import os
+import threading
+import time
+
+import botocore.exceptions
+import pytest
+import requests
+
+from conftest import StrataServer, make_client
+from etcd import EtcdServer
+from test_cluster import cluster_overrides, members, status
+from upstream import wait_until
+
+REPLICAS = 2
+
+
+@pytest.fixture
+def trio(tmp_path_factory):
+    etcd = EtcdServer(tmp_path_factory.mktemp("etcd")).start()
+    gws = []
+    try:
+        for i, n in enumerate("abc", 1):
+            overrides = cluster_overrides(etcd, f"gw-{n}", f"zone-{i}")
+            overrides["cluster"]["replicas"] = REPLICAS
+            gws.append(StrataServer(tmp_path_factory.mktemp(f"gw-{n}"), overrides).start())
+        for gw in gws:
+            wait_until(lambda: members(gw) == ["gw-a", "gw-b", "gw-c"],
+                       what="the three members", srv=gw)
+        make_client(gws[0]).create_bucket(Bucket="shared")
+        yield gws
+    finally:
+        failures = []
+        for gw in gws:
+            try:
+                if gw.running():
+                    gw.stop()
+            except BaseException as failure:  # pytest.fail raises a BaseException
+                failures.append(failure)
+        etcd.stop()
+        if failures:
+            raise failures[0]
+
+
+def patient_client(gw):
+    # A client that retries as an application would while a member's lease runs out.
+    return make_client(gw, retries={"max_attempts": 8, "mode": "standard"}, connect_timeout=5,
+                       read_timeout=60)
+
+
+def replication(gw):
+    return status(gw, probe=False)["replication"]
+
+
+def metric(gw, name, labels=""):
+    for line in requests.get(gw.endpoint + "/metrics", timeout=10).text.splitlines():
+        if line.startswith(name + labels + " ") or line.startswith(name + labels + "{"):
+            return float(line.split()[-1])
+    raise AssertionError(f"no {name}{labels} on /metrics")
+
+
+def test_a_write_is_on_both_owners_when_it_is_acknowledged(trio):
+    s3 = make_client(trio[0])
+    before = [replication(gw)["bytes_received"] for gw in trio]
+    body = os.urandom(3 * 1024 * 1024 + 11)
+    s3.put_object(Bucket="shared", Key="acked/one", Body=body)
+    after = [replication(gw)["bytes_received"] for gw in trio]
+    # Exactly one member (the key's second owner) received the bytes, before the answer.
+    received = sorted(a - b for a, b in zip(after, before))
+    assert received == [0, 0, len(body)], received
+    syncs = sum(replication(gw)["syncs"] for gw in trio)
+    assert syncs >= 1
+    assert metric(trio[0], "strata_replication_syncs_total", '{outcome="ok"}') >= 0
+
+
+class Storm:
+    """Writers through `gws`, each its own keys; records what was acknowledged."""
+
+    def __init__(self, gws, prefix):
+        self.acked = {}
+        self.failed = 0
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.run, args=(gw, f"{prefix}/{i}"), daemon=True)
+                        for i, gw in enumerate(gws)]
+
+    def run(self, gw, prefix):
+        s3 = make_client(gw, connect_timeout=5, read_timeout=30)
+        n = 0
+        while not self.stop.is_set():
+            key = f"{prefix}/{n:05d}"
+            body = os.urandom(1 + (n * 7919) % (256 * 1024))
+            n += 1
+            try:
+                s3.put_object(Bucket="shared", Key=key, Body=body)
+            except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError):
+                with self.lock:
+                    self.failed += 1
+                continue
+            with self.lock:
+                self.acked[key] = body
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=120)
+        assert not any(t.is_alive() for t in self.threads)
+
+    def count(self):
+        with self.lock:
+            return len(self.acked)
+
+
+def read_all(gw, acked):
+    s3 = patient_client(gw)
+    for key, body in acked.items():
+        got = s3.get_object(Bucket="shared", Key=key)["Body"].read()
+        assert got == body, key
+
+
+def test_kill_during_a_write_storm_then_a_second_death_loses_nothing(trio):
+    a, b, c = trio
+    with Storm([a, b], "storm") as storm:
+        wait_until(lambda: storm.count() >= 60, timeout=60, what="writes before the kill", srv=a)
+        c.kill()
+        at_kill = storm.count()
+        # The survivors drop the dead member when its lease expires, and writes go on.
+        for gw in (a, b):
+            wait_until(lambda: members(gw) == ["gw-a", "gw-b"], what="c to leave", srv=gw)
+        wait_until(lambda: storm.count() >= at_kill + 60, timeout=60,
+                   what="writes after the kill", srv=a)
+    acked = dict(storm.acked)
+    assert len(acked) >= at_kill + 60
+    for gw in (a, b):
+        read_all(gw, acked)
+
+    # Every key the dead member held is copied again to its new owner in the background.
+    for gw in (a, b):
+        wait_until(lambda: replication(gw)["repair_scans"] >= 1 and
+                   not replication(gw)["repairing"] and
+                   replication(gw)["under_replicated"] == 0,
+                   what="the repair scan after c's death", srv=gw)
+    repaired = sum(replication(gw)["keys_repaired"] for gw in (a, b))
+    assert repaired > 0
+
+    # A second death: the last member holds everything that was acknowledged.
+    b.kill()
+    wait_until(lambda: members(a) == ["gw-a"], what="b to leave", srv=a)
+    read_all(a, acked)
+    # And it takes writes alone.
+    s3 = patient_client(a)
+    s3.put_object(Bucket="shared", Key="after/both", Body=b"still here")
+    assert s3.get_object(Bucket="shared", Key="after/both")["Body"].read() == b"still here"

@@ -1,0 +1,41 @@
+// A key sync's request and answer (storage/cluster/key_sync_wire.h) on arbitrary bytes, as a
+// broken or hostile peer would send them. Properties: no crash or leak; a request that
+// decodes encodes back to exactly its bytes, within its limits (no bytes flagged on a
+// delete marker, keys of at most 1024 bytes, every record of the request's bucket and key);
+// an answer that decodes has increasing indexes below the version count.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "storage/cluster/key_sync_wire.h"
+#include "tests/fuzz/fuzz_check.h"
+
+using strata::storage::cluster::DecodeKeySync;
+using strata::storage::cluster::DecodeKeySyncAnswer;
+using strata::storage::cluster::EncodeKeySync;
+using strata::storage::cluster::EncodeKeySyncAnswer;
+using strata::storage::cluster::kMaxSyncVersions;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view all(reinterpret_cast<const char*>(data), size);
+  if (auto request = DecodeKeySync(all); request.ok()) {
+    FUZZ_CHECK(EncodeKeySync(*request) == all, all);
+    FUZZ_CHECK(request->versions.size() <= kMaxSyncVersions, all);
+    FUZZ_CHECK(!request->key.empty() && request->key.size() <= 1024, all);
+    for (const auto& version : request->versions) {
+      FUZZ_CHECK(!(version.bytes_follow && version.record.delete_marker), all);
+      FUZZ_CHECK(version.record.bucket.str() == request->bucket, all);
+      FUZZ_CHECK(version.record.key.str() == request->key, all);
+    }
+  }
+  const std::size_t versions = size == 0 ? 0 : data[0];
+  if (auto answer = DecodeKeySyncAnswer(all.substr(size == 0 ? 0 : 1), versions); answer.ok()) {
+    for (std::size_t i = 0; i < answer->size(); ++i) {
+      FUZZ_CHECK((*answer)[i] < versions, all);
+      FUZZ_CHECK(i == 0 || (*answer)[i] > (*answer)[i - 1], all);
+    }
+    FUZZ_CHECK(EncodeKeySyncAnswer(*answer) == all.substr(1), all);
+  }
+  return 0;
+}

@@ -1,0 +1,117 @@
+// The key sync's wire format (storage/cluster/key_sync_wire.h): round trips, and refusals
+// of every malformed shape a broken or hostile peer could send.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/little_endian.h"
+#include "storage/cluster/key_sync_wire.h"
+
+namespace strata::storage::cluster {
+namespace {
+
+metadata::ObjectRecord Version(const std::string& id, bool marker) {
+  metadata::ObjectRecord record;
+  record.bucket = BucketName("bucket");
+  record.key = ObjectKey("dir/key");
+  record.version_id = VersionId(id);
+  record.delete_marker = marker;
+  record.size = marker ? 0 : 11;
+  record.etag = marker ? "" : "0123456789abcdef0123456789abcdef";
+  record.last_modified_ms = 1234;
+  record.user_metadata = {{"a", "b"}};
+  record.checksums = {{"CRC64NVME", "AAAAAAAAAAA="}};
+  record.placements = {{"hot", {{"file", 11}}}};
+  return record;
+}
+
+KeySyncRequest Sample() {
+  return KeySyncRequest{"bucket",
+                        "dir/key",
+                        {SyncedVersion{Version("v2", false), true},
+                         SyncedVersion{Version("m1", true), false},
+                         SyncedVersion{Version("v0", false), false}}};
+}
+
+TEST(KeySyncWire, RequestRoundTrips) {
+  const std::string bytes = EncodeKeySync(Sample());
+  auto decoded = DecodeKeySync(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->bucket, "bucket");
+  EXPECT_EQ(decoded->key, "dir/key");
+  ASSERT_EQ(decoded->versions.size(), 3u);
+  EXPECT_TRUE(decoded->versions[0].bytes_follow);
+  EXPECT_EQ(decoded->versions[0].record.version_id.str(), "v2");
+  EXPECT_EQ(decoded->versions[0].record.key.str(), "dir/key");
+  EXPECT_EQ(decoded->versions[0].record.bucket.str(), "bucket");
+  EXPECT_EQ(decoded->versions[0].record.user_metadata, Version("v2", false).user_metadata);
+  EXPECT_TRUE(decoded->versions[1].record.delete_marker);
+  EXPECT_FALSE(decoded->versions[2].bytes_follow);
+  EXPECT_EQ(EncodeKeySync(*decoded), bytes);
+}
+
+TEST(KeySyncWire, AnEmptyStackIsAKeyWithNoVersions) {
+  auto decoded = DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", "k", {}}));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_TRUE(decoded->versions.empty());
+}
+
+TEST(KeySyncWire, EveryTruncationAndTrailingByteIsRefused) {
+  const std::string bytes = EncodeKeySync(Sample());
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
+    auto decoded = DecodeKeySync(bytes.substr(0, cut));
+    ASSERT_FALSE(decoded.ok()) << "cut at " << cut;
+    EXPECT_EQ(decoded.error().code, ErrorCode::kCorruption);
+  }
+  EXPECT_FALSE(DecodeKeySync(bytes + "x").ok());
+}
+
+TEST(KeySyncWire, BadFieldsAreRefused) {
+  std::string bytes = EncodeKeySync(Sample());
+  bytes[0] = 2;  // format
+  EXPECT_FALSE(DecodeKeySync(bytes).ok());
+
+  KeySyncRequest marker_with_bytes = Sample();
+  marker_with_bytes.versions[1].bytes_follow = true;
+  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(marker_with_bytes)).ok());
+
+  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", std::string(1025, 'k'), {}})).ok());
+  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"", "k", {}})).ok());
+  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", "", {}})).ok());
+
+  // Unknown flag bits on the first version.
+  std::string flags = EncodeKeySync(Sample());
+  const std::size_t first_flag = 1 + 4 + 6 + 4 + 7 + 4;
+  flags[first_flag] = 3;
+  EXPECT_FALSE(DecodeKeySync(flags).ok());
+
+  // A count past what the bytes can hold.
+  std::string header;
+  header.push_back(1);
+  PutLe(header, 1, 4);
+  header += "b";
+  PutLe(header, 1, 4);
+  header += "k";
+  PutLe(header, kMaxSyncVersions, 4);
+  EXPECT_FALSE(DecodeKeySync(header).ok());
+  std::string over = header.substr(0, header.size() - 4);
+  PutLe(over, kMaxSyncVersions + 1, 4);
+  EXPECT_FALSE(DecodeKeySync(over).ok());
+}
+
+TEST(KeySyncWire, AnswersRoundTripAndBadOnesAreRefused) {
+  auto missing = DecodeKeySyncAnswer(EncodeKeySyncAnswer({0, 2}), 3);
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(*missing, (std::vector<std::uint32_t>{0, 2}));
+  auto applied = DecodeKeySyncAnswer(EncodeKeySyncAnswer({}), 3);
+  ASSERT_TRUE(applied.ok());
+  EXPECT_TRUE(applied->empty());
+  EXPECT_FALSE(DecodeKeySyncAnswer(EncodeKeySyncAnswer({3}), 3).ok());     // out of range
+  EXPECT_FALSE(DecodeKeySyncAnswer(EncodeKeySyncAnswer({1, 1}), 3).ok());  // repeated
+  EXPECT_FALSE(DecodeKeySyncAnswer(EncodeKeySyncAnswer({2, 1}), 3).ok());  // out of order
+  EXPECT_FALSE(DecodeKeySyncAnswer(EncodeKeySyncAnswer({0}) + "x", 3).ok());
+  EXPECT_FALSE(DecodeKeySyncAnswer("", 3).ok());
+}
+
+}  // namespace
+}  // namespace strata::storage::cluster

@@ -1,0 +1,190 @@
+// ObjectStore::ApplyReplica, a cluster replica's write (storage/replication.h): a primary's
+// versions land on a second store byte-exact with the primary's records; copies the replica
+// holds are reused; dropped versions free their bytes; a version whose bytes are missing or
+// damaged changes nothing.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "storage/object_store.h"
+#include "tests/unit/storage/test_bytes.h"
+#include "tests/unit/storage/test_dir.h"
+
+namespace strata::storage {
+namespace {
+
+using testing::FilesUnder;
+using testing::RandomBytes;
+using testing::TempDir;
+
+// One gateway's store: an index and a hot tier under its own directory.
+struct Gateway {
+  explicit Gateway(const std::filesystem::path& root) : root(root) {
+    std::filesystem::create_directories(root);
+    auto opened = metadata::Index::Open((root / "index").string(), {.sync = false});
+    EXPECT_TRUE(opened.ok()) << opened.error().message;
+    index = std::move(opened).value();
+    config.server.fsync = false;
+    TierConfig hot;
+    hot.name = "hot";
+    hot.kind = TierKind::kLocal;
+    hot.path = (root / "hot").string();
+    config.tiers = {hot};
+    config.storage_classes = {{"STANDARD", "hot"}};
+    auto made = ObjectStore::Open(config, *index);
+    EXPECT_TRUE(made.ok());
+    store = std::move(made).value();
+    EXPECT_TRUE(store->CreateBucket(BucketName("bkt"), "alice", "").ok());
+    EXPECT_TRUE(store->SetBucketVersioning(BucketName("bkt"), "Enabled").ok());
+  }
+  std::size_t DataFiles() const { return FilesUnder(root / "hot" / "data").size(); }
+
+  std::filesystem::path root;
+  Config config;
+  std::unique_ptr<metadata::Index> index;
+  std::unique_ptr<ObjectStore> store;
+};
+
+class ReplicaStoreTest : public ::testing::Test {
+ protected:
+  metadata::ObjectRecord PutOnPrimary(const std::string& body) {
+    auto write = primary_.store->BeginWrite(BucketName("bkt"), {});
+    EXPECT_TRUE(write.ok());
+    EXPECT_TRUE((*write)->Append(body).ok());
+    metadata::ObjectRecord record;
+    record.bucket = BucketName("bkt");
+    record.key = ObjectKey("k");
+    record.user_metadata = {{"epoch", "3"}};
+    auto put = primary_.store->CommitWrite(std::move(write).value(), record);
+    EXPECT_TRUE(put.ok());
+    return *put;
+  }
+  // `record` with `body` as the bytes that came with it (nullopt: none came).
+  ReplicaVersion Arrived(const metadata::ObjectRecord& record,
+                         const std::optional<std::string>& body) {
+    ReplicaVersion version{record, nullptr};
+    if (body) {
+      auto write = replica_.store->BeginWrite(BucketName("bkt"), {});
+      EXPECT_TRUE(write.ok());
+      EXPECT_TRUE((*write)->Append(*body).ok());
+      version.bytes = std::move(write).value();
+    }
+    return version;
+  }
+  Result<std::vector<std::size_t>> Apply(std::vector<ReplicaVersion> versions) {
+    return replica_.store->ApplyReplica(BucketName("bkt"), ObjectKey("k"), std::move(versions));
+  }
+  std::string ReadOnReplica(const VersionId& id) {
+    auto record = replica_.store->HeadVersion(BucketName("bkt"), ObjectKey("k"), id);
+    EXPECT_TRUE(record.ok());
+    if (!record.ok()) {
+      return "";
+    }
+    auto reader = replica_.store->OpenObject(*record);
+    EXPECT_TRUE(reader.ok());
+    std::string out(record->size, '\0');
+    auto n = (*reader)->Read(0, std::span<char>(out.data(), out.size()));
+    EXPECT_TRUE(n.ok());
+    return out;
+  }
+  std::vector<std::string> ReplicaIds() {
+    auto versions = replica_.index->KeyVersions(BucketName("bkt"), ObjectKey("k"), 100);
+    EXPECT_TRUE(versions.ok());
+    std::vector<std::string> ids;
+    for (const auto& v : *versions) {
+      ids.push_back(v.version_id.str());
+    }
+    return ids;
+  }
+
+  TempDir dir_;
+  Gateway primary_{dir_.path() / "primary"};
+  Gateway replica_{dir_.path() / "replica"};
+};
+
+TEST_F(ReplicaStoreTest, VersionsArriveByteExactAndCopiesAreReused) {
+  const std::string one = RandomBytes(70'000, 1);
+  const auto v1 = PutOnPrimary(one);
+  auto applied = Apply([&] {
+    std::vector<ReplicaVersion> list;
+    list.push_back(Arrived(v1, one));
+    return list;
+  }());
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_TRUE(applied->empty());
+  EXPECT_EQ(ReadOnReplica(v1.version_id), one);
+  auto head = replica_.store->HeadObject(BucketName("bkt"), ObjectKey("k"));
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->version_id, v1.version_id);
+  EXPECT_EQ(head->etag, v1.etag);
+  EXPECT_EQ(head->last_modified_ms, v1.last_modified_ms);
+  EXPECT_EQ(head->user_metadata, v1.user_metadata);
+
+  // The next write: only the new version's bytes travel; the first keeps its copy.
+  const std::string two = RandomBytes(1'000, 2);
+  const auto v2 = PutOnPrimary(two);
+  std::vector<ReplicaVersion> list;
+  list.push_back(Arrived(v2, two));
+  list.push_back(Arrived(v1, std::nullopt));
+  applied = Apply(std::move(list));
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_TRUE(applied->empty());
+  EXPECT_EQ(ReplicaIds(), (std::vector<std::string>{v2.version_id.str(), v1.version_id.str()}));
+  EXPECT_EQ(ReadOnReplica(v1.version_id), one);
+  EXPECT_EQ(ReadOnReplica(v2.version_id), two);
+  EXPECT_EQ(replica_.DataFiles(), 2u);
+
+  // v1 deleted on the primary: dropped here with its bytes.
+  list.clear();
+  list.push_back(Arrived(v2, std::nullopt));
+  ASSERT_TRUE(Apply(std::move(list)).ok());
+  EXPECT_EQ(ReplicaIds(), (std::vector<std::string>{v2.version_id.str()}));
+  EXPECT_EQ(replica_.DataFiles(), 1u);
+
+  // The key deleted for good.
+  ASSERT_TRUE(Apply({}).ok());
+  EXPECT_TRUE(ReplicaIds().empty());
+  EXPECT_EQ(replica_.DataFiles(), 0u);
+}
+
+TEST_F(ReplicaStoreTest, AVersionWithoutItsBytesIsNamedAndNothingChanges) {
+  const std::string one = RandomBytes(5'000, 3);
+  const auto v1 = PutOnPrimary(one);
+  const auto v2 = PutOnPrimary(RandomBytes(10, 4));
+  metadata::ObjectRecord marker = v2;
+  marker.version_id = VersionId("marker");
+  marker.delete_marker = true;
+  marker.size = 0;
+  marker.placements.clear();
+  std::vector<ReplicaVersion> list;
+  list.push_back(Arrived(marker, std::nullopt));  // needs no bytes
+  list.push_back(Arrived(v2, std::nullopt));      // needs them: this replica has none
+  list.push_back(Arrived(v1, one));
+  auto applied = Apply(std::move(list));
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_EQ(*applied, (std::vector<std::size_t>{1}));
+  EXPECT_TRUE(ReplicaIds().empty());
+  EXPECT_EQ(replica_.DataFiles(), 0u);  // v1's bytes that came were dropped
+}
+
+TEST_F(ReplicaStoreTest, DamagedBytesAreRefusedAndNothingChanges) {
+  const std::string one = RandomBytes(5'000, 5);
+  const auto v1 = PutOnPrimary(one);
+  std::string damaged = one;
+  damaged[1234] ^= 0x01;
+  std::vector<ReplicaVersion> list;
+  list.push_back(Arrived(v1, damaged));
+  auto applied = Apply(std::move(list));
+  ASSERT_FALSE(applied.ok());
+  EXPECT_EQ(applied.error().code, ErrorCode::kCorruption);
+  list.clear();
+  list.push_back(Arrived(v1, one.substr(1)));  // short
+  applied = Apply(std::move(list));
+  ASSERT_FALSE(applied.ok());
+  EXPECT_EQ(applied.error().code, ErrorCode::kCorruption);
+  EXPECT_TRUE(ReplicaIds().empty());
+  EXPECT_EQ(replica_.DataFiles(), 0u);
+}
+
+}  // namespace
+}  // namespace strata::storage
