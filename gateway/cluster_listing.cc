@@ -78,42 +78,83 @@ Error MemberFailed(const std::string& node, const Error& error) {
                /*retryable=*/true);
 }
 
-asio::awaitable<Result<MemberPage>> ListHere(Services& services, const ListingRequest& request) {
+// This gateway's share of a listing: rows of the keys it is the primary of (their other
+// owners hold replicas, which another member's share must not list twice), at most
+// request.limit, reading the index page after page past the keys others answer for, so
+// `truncated` means exactly that more of its keys follow. Synchronous index reads.
+Result<MemberPage> ListOwnedPage(Services& services, const ListingRequest& request) {
   const BucketName bucket(request.bucket);
+  auto owned = [&services, &request](const std::string& key) {
+    if (services.cluster == nullptr) {
+      return true;
+    }
+    const auto owner = services.cluster->PrimaryOf(request.bucket, key);
+    return !owner || owner->self;
+  };
   MemberPage page;
-  if (request.kind == ListingKind::kObjects) {
-    auto listed = co_await metadata::ReadInline(services.blocking_pool, [&] {
-      return services.index.ListObjects(bucket, request.prefix, request.marker, request.limit);
-    });
-    if (!listed.ok()) {
-      co_return std::move(listed).error();
+  std::string marker = request.marker;
+  std::string version_marker = request.version_marker;
+  while (true) {
+    const std::size_t have = page.rows.size() + page.uploads.size();
+    const std::size_t want = request.limit - have;
+    bool more = false;
+    if (request.kind == ListingKind::kObjects) {
+      auto listed = services.index.ListObjects(bucket, request.prefix, marker, want);
+      if (!listed.ok()) {
+        return std::move(listed).error();
+      }
+      more = listed->truncated;
+      if (!listed->objects.empty()) {
+        marker = listed->objects.back().key.str();
+      }
+      for (auto& object : listed->objects) {
+        if (owned(object.key.str())) {
+          page.rows.push_back(metadata::VersionEntry{std::move(object), true});
+        }
+      }
+    } else if (request.kind == ListingKind::kVersions) {
+      auto listed =
+          services.index.ListVersions(bucket, request.prefix, marker, version_marker, want);
+      if (!listed.ok()) {
+        return std::move(listed).error();
+      }
+      more = listed->truncated;
+      if (!listed->versions.empty()) {
+        marker = listed->versions.back().record.key.str();
+        version_marker = listed->versions.back().record.version_id.str();
+      }
+      for (auto& row : listed->versions) {
+        if (owned(row.record.key.str())) {
+          page.rows.push_back(std::move(row));
+        }
+      }
+    } else {
+      auto listed =
+          services.store.ListUploads(bucket, request.prefix, marker, version_marker, want);
+      if (!listed.ok()) {
+        return std::move(listed).error();
+      }
+      more = listed->truncated;
+      if (!listed->uploads.empty()) {
+        marker = listed->uploads.back().object.key.str();
+        version_marker = listed->uploads.back().upload_id.str();
+      }
+      for (auto& upload : listed->uploads) {
+        if (owned(upload.object.key.str())) {
+          page.uploads.push_back(std::move(upload));
+        }
+      }
     }
-    page.truncated = listed->truncated;
-    for (auto& object : listed->objects) {
-      page.rows.push_back(metadata::VersionEntry{std::move(object), true});
+    if (!more || page.rows.size() + page.uploads.size() >= request.limit) {
+      page.truncated = more;
+      return page;
     }
-  } else if (request.kind == ListingKind::kVersions) {
-    auto listed = co_await metadata::ReadInline(services.blocking_pool, [&] {
-      return services.index.ListVersions(bucket, request.prefix, request.marker,
-                                         request.version_marker, request.limit);
-    });
-    if (!listed.ok()) {
-      co_return std::move(listed).error();
-    }
-    page.truncated = listed->truncated;
-    page.rows = std::move(listed->versions);
-  } else {
-    auto listed = co_await metadata::ReadInline(services.blocking_pool, [&] {
-      return services.store.ListUploads(bucket, request.prefix, request.marker,
-                                        request.version_marker, request.limit);
-    });
-    if (!listed.ok()) {
-      co_return std::move(listed).error();
-    }
-    page.truncated = listed->truncated;
-    page.uploads = std::move(listed->uploads);
   }
-  co_return page;
+}
+
+asio::awaitable<Result<MemberPage>> ListHere(Services& services, const ListingRequest& request) {
+  co_return co_await metadata::ReadInline(
+      services.blocking_pool, [&services, &request] { return ListOwnedPage(services, request); });
 }
 
 // Every whole row the reader holds now, into `rows`, at most `limit` in all.
@@ -296,40 +337,8 @@ storage::PeerTask<void> ServeListing(storage::PeerIncomingCall& call, Services& 
     co_return std::move(request).error();
   }
   // On the blocking pool: this thread serves every peer call of the gateway.
-  auto page = co_await Offload(services.blocking_pool, [&]() -> Result<MemberPage> {
-    const BucketName bucket(request->bucket);
-    MemberPage out;
-    if (request->kind == ListingKind::kObjects) {
-      auto listed =
-          services.index.ListObjects(bucket, request->prefix, request->marker, request->limit);
-      if (!listed.ok()) {
-        return std::move(listed).error();
-      }
-      out.truncated = listed->truncated;
-      for (auto& object : listed->objects) {
-        out.rows.push_back(metadata::VersionEntry{std::move(object), false});
-      }
-      return out;
-    }
-    if (request->kind == ListingKind::kVersions) {
-      auto listed = services.index.ListVersions(bucket, request->prefix, request->marker,
-                                                request->version_marker, request->limit);
-      if (!listed.ok()) {
-        return std::move(listed).error();
-      }
-      out.truncated = listed->truncated;
-      out.rows = std::move(listed->versions);
-      return out;
-    }
-    auto listed = services.store.ListUploads(bucket, request->prefix, request->marker,
-                                             request->version_marker, request->limit);
-    if (!listed.ok()) {
-      return std::move(listed).error();
-    }
-    out.truncated = listed->truncated;
-    out.uploads = std::move(listed->uploads);
-    return out;
-  });
+  auto page = co_await Offload(services.blocking_pool,
+                               [&services, &request] { return ListOwnedPage(services, *request); });
   if (!page.ok()) {
     co_return std::move(page).error();
   }
