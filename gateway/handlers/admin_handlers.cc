@@ -13,6 +13,7 @@
 //                                               (scrub_admin.cc)
 //   GET    /_strata/admin/cluster           -> the members, the epoch, a ping of each
 //                                               (cluster_admin.cc)
+//   GET    /_strata/admin/cluster/owners?bucket=B&key=K -> the key's owners, primary first
 #include <openssl/rand.h>
 
 #include "common/http_time.h"
@@ -70,7 +71,7 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
   if (path == kScrubPath) {
     co_return co_await HandleScrubAdmin(ctx);
   }
-  if (path == kClusterPath) {
+  if (path == kClusterPath || path == std::string(kClusterPath) + "/owners") {
     co_return co_await HandleClusterAdmin(ctx);
   }
   if (path == kUsagePath && verb == http::verb::get) {

@@ -11,6 +11,11 @@
 //                      "under_replicated", "repairing": bool}}
 //   Each member is pinged over the peer transport (handshake included) unless probe=false;
 //   a gateway without [cluster] answers {"cluster": false}.
+//   GET /_strata/admin/cluster/owners?bucket=B&key=K ->
+//     {"bucket": .., "key": .., "epoch": N, "owners": [{"node", "peer", "self": bool}]}
+//   The key's owners by placement over this gateway's view, primary first: what an
+//   operator (or a benchmark choosing keys another member owns) asks to explain where a
+//   key lives.
 #include <chrono>
 #include <cstdio>
 
@@ -43,6 +48,25 @@ std::string MemberJson(const storage::MemberInfo& member, const std::string& sel
   return json + "}";
 }
 
+HandlerResult SendOwners(RequestContext& ctx, storage::Cluster& cluster) {
+  const auto bucket = ctx.target.Param("bucket");
+  const auto key = ctx.target.Param("key");
+  if (!bucket || !key || bucket->empty() || key->empty()) {
+    co_return Error(ErrorCode::kInvalidArgument, "owners: give bucket= and key=");
+  }
+  const auto owners = cluster.OwnersOf(*bucket, *key);
+  std::string json = "{\"bucket\":\"" + JsonEscape(*bucket) + "\",\"key\":\"" + JsonEscape(*key) +
+                     "\",\"epoch\":" + std::to_string(owners.empty() ? 0 : owners.front().epoch) +
+                     ",\"owners\":[";
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    json += std::string(i > 0 ? "," : "") + "{\"node\":\"" + JsonEscape(owners[i].node) +
+            "\",\"peer\":\"" + JsonEscape(owners[i].peer) +
+            "\",\"self\":" + (owners[i].self ? "true" : "false") + "}";
+  }
+  json += "]}";
+  co_return co_await SendJson(ctx, 200, std::move(json));
+}
+
 }  // namespace
 
 HandlerResult HandleClusterAdmin(RequestContext& ctx) {
@@ -53,6 +77,9 @@ HandlerResult HandleClusterAdmin(RequestContext& ctx) {
   if (cluster == nullptr) {
     std::string single = "{\"cluster\":false}";
     co_return co_await SendJson(ctx, 200, std::move(single));
+  }
+  if (ctx.target.raw_path.ends_with("/owners")) {
+    co_return co_await SendOwners(ctx, *cluster);
   }
   const bool probe = ctx.target.Param("probe").value_or("true") != "false";
   std::vector<storage::PeerProbe> probes;

@@ -17,6 +17,8 @@ import botocore.exceptions
 import pytest
 import requests
 
+import s3sign
+
 from conftest import StrataServer, make_client
 from etcd import EtcdServer
 from test_cluster import cluster_overrides, members, status
@@ -69,18 +71,36 @@ def metric(gw, name, labels=""):
     raise AssertionError(f"no {name}{labels} on /metrics")
 
 
+def owners(gw, key, bucket="shared"):
+    signer = s3sign.SigV4(gw.access_key, gw.secret_key, gw.region)
+    path, query = "/_strata/admin/cluster/owners", [("bucket", bucket), ("key", key)]
+    headers = {"host": gw.netloc, "x-amz-date": s3sign.amz_now(),
+               "x-amz-content-sha256": s3sign.EMPTY_SHA256}
+    headers["authorization"] = signer.authorization("GET", path, query, headers,
+                                                    s3sign.EMPTY_SHA256)
+    r = requests.get(gw.endpoint + path, params=query, headers=headers, timeout=10)
+    assert r.status_code == 200, r.text
+    return [o["node"] for o in r.json()["owners"]]
+
+
 def test_a_write_is_on_both_owners_when_it_is_acknowledged(trio):
-    s3 = make_client(trio[0])
-    before = [replication(gw)["bytes_received"] for gw in trio]
-    body = os.urandom(3 * 1024 * 1024 + 11)
-    s3.put_object(Bucket="shared", Key="acked/one", Body=body)
-    after = [replication(gw)["bytes_received"] for gw in trio]
-    # Exactly one member (the key's second owner) received the bytes, before the answer.
-    received = sorted(a - b for a, b in zip(after, before))
-    assert received == [0, 0, len(body)], received
-    syncs = sum(replication(gw)["syncs"] for gw in trio)
-    assert syncs >= 1
-    assert metric(trio[0], "strata_replication_syncs_total", '{outcome="ok"}') >= 0
+    by_name = {f"gw-{n}": gw for n, gw in zip("abc", trio)}
+    for i in range(6):
+        key = f"acked/{i}"
+        primary, replica = owners(trio[0], key)
+        assert owners(trio[1], key) == [primary, replica]  # every gateway places alike
+        before = {name: replication(gw)["bytes_received"] for name, gw in by_name.items()}
+        body = os.urandom(3 * 1024 * 1024 + 11 * i)
+        # Through the one member that owns nothing of the key, when there is one.
+        entry = next(gw for name, gw in by_name.items() if name not in (primary, replica))
+        make_client(entry).put_object(Bucket="shared", Key=key, Body=body)
+        after = {name: replication(gw)["bytes_received"] for name, gw in by_name.items()}
+        # The replica had the bytes before the answer; nobody else received them.
+        received = {name: after[name] - before[name] for name in by_name}
+        assert received == {n: (len(body) if n == replica else 0) for n in by_name}, received
+    assert metric(trio[0], "strata_replication_syncs_total", '{outcome="ok"}') + \
+        metric(trio[1], "strata_replication_syncs_total", '{outcome="ok"}') + \
+        metric(trio[2], "strata_replication_syncs_total", '{outcome="ok"}') >= 6
 
 
 class Storm:
