@@ -17,8 +17,8 @@
 #include "gateway/xml_budget.h"
 #include "metadata/index.h"
 #include "storage/cluster.h"
-#include "storage/replication.h"
 #include "storage/data_path.h"
+#include "storage/replication.h"
 #include "storage/tier_engine.h"
 
 namespace {

@@ -28,8 +28,8 @@
 #include "metadata/index.h"
 #include "metadata/read_inline.h"
 #include "storage/cluster.h"
-#include "storage/replication.h"
 #include "storage/engine_stats.h"
+#include "storage/replication.h"
 
 namespace strata::gateway {
 
@@ -156,13 +156,13 @@ struct FetchSample {
 
 // What a scrape reads besides the gateway's counters.
 struct ScrapeSample {
-  std::optional<storage::LifecycleStats> lifecycle;  // nullopt: no lifecycle worker
-  std::optional<FetchSample> fetch;                  // nullopt: no upstream configured
-  std::optional<storage::ScrubStats> scrub;          // nullopt: no scrubber
-  std::optional<storage::ClusterStatus> cluster;     // nullopt: no [cluster]
+  std::optional<storage::LifecycleStats> lifecycle;      // nullopt: no lifecycle worker
+  std::optional<FetchSample> fetch;                      // nullopt: no upstream configured
+  std::optional<storage::ScrubStats> scrub;              // nullopt: no scrubber
+  std::optional<storage::ClusterStatus> cluster;         // nullopt: no [cluster]
   std::optional<storage::ReplicationStats> replication;  // nullopt: no [cluster]
-  std::optional<WritebackSample> writeback;          // nullopt: no upstream configured
-  std::optional<UsageReport> usage;                  // nullopt: not read (no index, or it failed)
+  std::optional<WritebackSample> writeback;              // nullopt: no upstream configured
+  std::optional<UsageReport> usage;  // nullopt: not read (no index, or it failed)
   std::optional<metadata::IndexCacheStats> index_cache;   // nullopt: no index
   std::optional<metadata::InlineReadCounts> index_reads;  // the request path's, by where
   std::vector<storage::TierCacheStats> tier_caches;       // local tiers with a capacity

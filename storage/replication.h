@@ -36,14 +36,14 @@
 namespace strata::storage {
 
 struct ReplicationStats {
-  std::uint64_t syncs = 0;           // key syncs that reached every other owner
-  std::uint64_t sync_failures = 0;   // key syncs that did not (the write answered 503)
-  std::uint64_t bytes_sent = 0;      // object bytes sent to replicas
-  std::uint64_t replica_writes = 0;  // syncs applied here as a replica
-  std::uint64_t bytes_received = 0;  // object bytes received as a replica
-  std::uint64_t refused = 0;         // syncs refused here (not from the key's primary, bad)
-  std::uint64_t repair_scans = 0;    // background scans after a membership change, finished
-  std::uint64_t keys_repaired = 0;   // keys those scans synced
+  std::uint64_t syncs = 0;             // key syncs that reached every other owner
+  std::uint64_t sync_failures = 0;     // key syncs that did not (the write answered 503)
+  std::uint64_t bytes_sent = 0;        // object bytes sent to replicas
+  std::uint64_t replica_writes = 0;    // syncs applied here as a replica
+  std::uint64_t bytes_received = 0;    // object bytes received as a replica
+  std::uint64_t refused = 0;           // syncs refused here (not from the key's primary, bad)
+  std::uint64_t repair_scans = 0;      // background scans after a membership change, finished
+  std::uint64_t keys_repaired = 0;     // keys those scans synced
   std::uint64_t under_replicated = 0;  // keys whose last background sync failed (retried)
   bool repairing = false;              // a background scan is running
 };

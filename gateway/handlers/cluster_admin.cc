@@ -117,9 +117,8 @@ HandlerResult HandleClusterAdmin(RequestContext& ctx) {
             Field("sync_failures", r.sync_failures) + "," + Field("bytes_sent", r.bytes_sent) +
             "," + Field("replica_writes", r.replica_writes) + "," +
             Field("bytes_received", r.bytes_received) + "," + Field("refused", r.refused) + "," +
-            Field("repair_scans", r.repair_scans) + "," +
-            Field("keys_repaired", r.keys_repaired) + "," +
-            Field("under_replicated", r.under_replicated) +
+            Field("repair_scans", r.repair_scans) + "," + Field("keys_repaired", r.keys_repaired) +
+            "," + Field("under_replicated", r.under_replicated) +
             ",\"repairing\":" + (r.repairing ? "true" : "false") + "}";
   }
   json += "}";

@@ -62,7 +62,8 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOnCluster(BucketName bucket, 
     co_return std::move(versions).error();
   }
   if (versions->size() > kMaxSyncVersions) {
-    co_return Error(ErrorCode::kInternal, "key " + key.str() + " has more versions than a sync carries");
+    co_return Error(ErrorCode::kInternal,
+                    "key " + key.str() + " has more versions than a sync carries");
   }
   KeySyncRequest base{bucket.str(), key.str(), {}};
   std::vector<bool> local_bytes;
@@ -80,8 +81,7 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOnCluster(BucketName bucket, 
       spdlog::warn("replication: {}/{} not synced to {}: {}", bucket.str(), key.str(), owner.node,
                    synced.error().message);
       co_return Error(ErrorCode::kUnavailable,
-                      "a replica of the key could not be written: " + synced.error().message,
-                      true);
+                      "a replica of the key could not be written: " + synced.error().message, true);
     }
   }
   counters_.syncs.fetch_add(1, std::memory_order_relaxed);
@@ -115,9 +115,10 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOwner(const KeyOwner& owner,
       }
       for (const std::uint32_t index : *missing) {
         if (!local_bytes[index]) {
-          co_return Error(ErrorCode::kInternal, "the replica asks for bytes of version " +
-                                                    request.versions[index].record.version_id.str() +
-                                                    ", which has no local copy here");
+          co_return Error(ErrorCode::kInternal,
+                          "the replica asks for bytes of version " +
+                              request.versions[index].record.version_id.str() +
+                              ", which has no local copy here");
         }
         request.versions[index].bytes_follow = true;
       }
@@ -148,8 +149,8 @@ asio::awaitable<Result<std::vector<std::uint32_t>>> ReplicationNode::SyncCall(
   call_request.op = kPeerOpKeySync;
   call_request.payload = EncodeKeySync(request);
   if (call_request.payload.size() > kMaxPeerPayload) {
-    co_return Error(ErrorCode::kInternal, "key " + request.key +
-                                              " has more versions than one sync carries");
+    co_return Error(ErrorCode::kInternal,
+                    "key " + request.key + " has more versions than one sync carries");
   }
   for (const auto& version : request.versions) {
     call_request.has_stream = call_request.has_stream || version.bytes_follow;
@@ -160,15 +161,15 @@ asio::awaitable<Result<std::vector<std::uint32_t>>> ReplicationNode::SyncCall(
       if (!version.bytes_follow) {
         continue;
       }
-      auto opened = co_await Offload(blocking_, [this, &version] {
-        return store_.OpenObject(version.record);
-      });
+      auto opened = co_await Offload(
+          blocking_, [this, &version] { return store_.OpenObject(version.record); });
       if (!opened.ok()) {
         co_return std::move(opened).error();
       }
       std::unique_ptr<ObjectReader> reader = std::move(opened).value();
       for (std::uint64_t offset = 0; offset < version.record.size;) {
-        std::string chunk(std::min<std::uint64_t>(kMaxPeerChunk, version.record.size - offset), '\0');
+        std::string chunk(std::min<std::uint64_t>(kMaxPeerChunk, version.record.size - offset),
+                          '\0');
         auto read = co_await Offload(blocking_, [&reader, &chunk, offset] {
           return reader->Read(offset, std::span<char>(chunk.data(), chunk.size()));
         });

@@ -26,8 +26,7 @@ class ReplicationNode final : public Replication {
       : cluster_(cluster), store_(store), index_(index), blocking_(blocking_pool) {}
   ~ReplicationNode() override { Stop(); }
 
-  boost::asio::awaitable<Result<void>> SyncKey(const BucketName& bucket,
-                                               const ObjectKey& key,
+  boost::asio::awaitable<Result<void>> SyncKey(const BucketName& bucket, const ObjectKey& key,
                                                bool newest_is_new) override;
   void Start() override;
   void Stop() override;
@@ -74,8 +73,8 @@ class ReplicationNode final : public Replication {
   ObjectStore& store_;
   metadata::Index& index_;
   boost::asio::thread_pool& blocking_;
-  KeyLocks locks_;     // the primary's per-key order of syncs
-  TaskGroup tasks_;    // the repair loop
+  KeyLocks locks_;   // the primary's per-key order of syncs
+  TaskGroup tasks_;  // the repair loop
   bool started_ = false;
   std::atomic<bool> stopped_{false};
   Counters counters_;

@@ -26,8 +26,8 @@ bool LocalObjectStore::HoldsBytesLocally(const metadata::ObjectRecord& record) c
 Result<std::vector<std::size_t>> LocalObjectStore::ApplyReplica(
     const BucketName& bucket, const ObjectKey& key, std::vector<ReplicaVersion> newest_first) {
   return GuardExceptions("apply replica", [&]() -> Result<std::vector<std::size_t>> {
-    std::lock_guard stripe(replica_stripes_[std::hash<std::string_view>{}(key.view()) %
-                                            replica_stripes_.size()]);
+    std::lock_guard stripe(
+        replica_stripes_[std::hash<std::string_view>{}(key.view()) % replica_stripes_.size()]);
     auto held = index_.KeyVersions(bucket, key, std::numeric_limits<std::size_t>::max());
     if (!held.ok()) {
       return std::move(held).error();

@@ -445,6 +445,135 @@ http {{
         self.stop("front")
         self.stop("upstream")
 
+    # ---- cluster ------------------------------------------------------------------------
+
+    def start_etcd(self):
+        """A fresh etcd (Debian's etcd-server) on loopback for the cluster workloads."""
+        port, peer_port = free_port(), free_port()
+        url, peer = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{peer_port}"
+        base = os.path.join(self.work, "etcd")
+        logf = open(base + ".log", "a")
+        self.procs["etcd"] = subprocess.Popen(
+            ["etcd", "--name", "bench", "--data-dir", base, "--listen-client-urls", url,
+             "--advertise-client-urls", url, "--listen-peer-urls", peer,
+             "--initial-advertise-peer-urls", peer, "--initial-cluster", f"bench={peer}"],
+            stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        wait_port(port, self.procs["etcd"])
+        return url
+
+    def start_cluster(self, etcd, replicas, members=3):
+        """`members` gateways in distinct zones, one cluster (its own etcd prefix) with
+        `replicas` copies of each key; returns their URLs once each sees all members."""
+        urls = []
+        name = f"bench-r{replicas}"
+        for i in range(1, members + 1):
+            port = free_port()
+            cluster = f"""
+[cluster]
+name = "{name}"
+node = "gw-{i}"
+zone = "zone-{i}"
+peer_listen = "127.0.0.1:{free_port()}"
+etcd = ["{etcd}"]
+replicas = {replicas}
+secret = "bench-cluster-secret-0123456789"
+"""
+            conf = self.strata_config(True, f"{name}-gw{i}", port, cluster)
+            self.spawn_strata(f"{name}-gw{i}", conf, port)
+            urls.append(f"http://127.0.0.1:{port}")
+        end = time.time() + 60
+        for url in urls:
+            while self.admin_json(url, "/_strata/admin/cluster?probe=false")["members"].__len__() \
+                    < members:
+                if time.time() > end:
+                    raise RuntimeError(f"{url} did not see {members} members")
+                time.sleep(0.1)
+        return urls
+
+    def stop_cluster(self, replicas, members=3):
+        for i in range(1, members + 1):
+            self.stop(f"bench-r{replicas}-gw{i}")
+
+    @staticmethod
+    def admin_json(url, path_query):
+        """A GET of strata's admin API, signed with the bench's admin user (SigV4)."""
+        import botocore.auth
+        import botocore.awsrequest
+        import botocore.credentials
+        import urllib.request
+        request = botocore.awsrequest.AWSRequest(method="GET", url=url + path_query)
+        botocore.auth.SigV4Auth(botocore.credentials.Credentials(ACCESS, SECRET), "s3",
+                                REGION).add_auth(request)
+        prepared = request.prepare()
+        req = urllib.request.Request(prepared.url, headers=dict(prepared.headers))
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def owned_paths(self, url, bucket, prefix, count, owner_self):
+        """Presigned GET paths through `url` of the keys it is (or is not) the primary of."""
+        lines = self.bench("presign", "--expires", 7200, "--bucket", bucket, "--key-prefix",
+                           prefix, "--count", count, url=url).splitlines()
+        keep = []
+        for line in lines:
+            key = line.split("?", 1)[0].split("/", 2)[2]
+            owners = self.admin_json(url, f"/_strata/admin/cluster/owners?bucket={bucket}&key={key}")
+            if owners["owners"][0]["self"] == owner_self:
+                keep.append(line)
+        return keep
+
+    def cluster_tier(self):
+        """The cluster (3 gateways on loopback, TCP peer transport): a PUT's cost of
+        durability on 3 owners against 1, and the warm read (through a gateway that does not
+        own the key, its bytes streamed from the owner over the peer port) against the hot
+        read on the owner itself, the same gateway answering both."""
+        etcd = self.start_etcd()
+        d, conns = self.p.duration, 16
+        put = ["--method", "PUT", "--size", MIB, "--connections", conns, "--duration", d,
+               "--warmup", self.p.warmup, "--bucket", "bench", "--key-prefix", "put/k",
+               "--count", 10_000_000]
+        results = {}
+        for replicas in (1, 3):
+            urls = self.start_cluster(etcd, replicas)
+            self.bench("request", "--method", "PUT", "--path", "/bench", url=urls[0])
+            results[replicas] = self.load(f"cluster PUT 1 MiB r{replicas}", "strata", *put,
+                                          url=urls[0])
+            if replicas == 3:
+                self.stop_cluster(replicas)
+                continue
+            # Warm against hot: read through urls[0] the keys it owns, and the others'.
+            small = ["--bucket", "bench", "--key-prefix", "warm/s", "--count", 300]
+            self.bench("populate", "--size", 4096, "--connections", 16, *small, url=urls[0])
+            big_n = 9
+            big = ["--bucket", "bench", "--key-prefix", "warm/b", "--count", big_n]
+            self.bench("populate", "--size", 64 * MIB, "--connections", 2, *big, url=urls[0])
+            rows = {}
+            for label, prefix, count, c, timeout in (("4 KiB", "warm/s", 300, 64, "60s"),
+                                                     ("64 MiB", "warm/b", big_n, 4, "120s")):
+                for side, owner_self in (("hot", True), ("warm", False)):
+                    paths = self.owned_paths(urls[0], "bench", prefix, count, owner_self)
+                    if not paths:
+                        raise RuntimeError(f"no {side} keys of {prefix} on gw-1")
+                    f = os.path.join(self.work, f"cluster-{side}-{prefix.replace('/', '-')}.txt")
+                    with open(f, "w") as out:
+                        out.write("\n".join(paths) + "\n")
+                    rows[(label, side)] = self.wrk(f"cluster GET {label}", side, urls[0], f, c,
+                                                   timeout)
+            self.stop_cluster(replicas)
+        self.stop("etcd")
+        r1, r3 = results[1], results[3]
+        self.ratio_row(f"cluster PUT 1 MiB, {conns} conn, fsync on: replicas = 3 vs 1 "
+                       "(3 gateways)", r3, r1, "req_per_s", None, "req/s", "replicas = 1",
+                       self.lat(r3), self.lat(r1))
+        hot, warm = rows[("4 KiB", "hot")], rows[("4 KiB", "warm")]
+        p50 = self.ratio(hot["p50_ms"], warm["p50_ms"])
+        self.row("cluster GET 4 KiB, 64 conn: warm (through a non-owner) vs hot (on the "
+                 "owner), p50 latency", f"{warm['p50_ms']:.2f} ms ({warm['req_per_s']:,.0f} req/s)",
+                 f"{hot['p50_ms']:.2f} ms ({hot['req_per_s']:,.0f} req/s, hot)", round(p50, 3),
+                 ">= 0.5x (within 2x)", p50 >= 0.5, "ms")
+        self.ratio_row("cluster GET 64 MiB, 4 conn: warm (through a non-owner) vs hot (on "
+                       "the owner)", rows[("64 MiB", "warm")], rows[("64 MiB", "hot")],
+                       "mb_per_s", 0.7, "MB/s", "hot")
+
     def restore_tier(self):
         """RestoreObject of GLACIER objects that only the upstream holds: n x 64 MiB asked
         for at once, timed from the first RestoreObject to the last HEAD that answers
@@ -727,7 +856,8 @@ http {{
     # Workloads that start what they need themselves, for --only.
     STANDALONE = {"hot": "hot_path", "cold": "cold_tier", "index": "index_scale",
                   "lifecycle": "lifecycle_lag", "eviction": "eviction_policy",
-                  "epoch": "epoch_workload", "restore": "restore_tier"}
+                  "epoch": "epoch_workload", "restore": "restore_tier",
+                  "cluster": "cluster_tier"}
 
     def hot_path(self):
         """The request path alone (PUT 4 KiB, hot GET 4 KiB, the 256 MiB PUT and GET, with
@@ -758,6 +888,7 @@ http {{
         self.lifecycle_lag()
         self.eviction_policy()
         self.epoch_workload()
+        self.cluster_tier()
         self.stop_all()
         self.elapsed = time.time() - started
         return self.report()

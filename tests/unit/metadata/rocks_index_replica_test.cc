@@ -61,8 +61,9 @@ class ReplicaIndexTest : public testing::IndexFixture {
 TEST_F(ReplicaIndexTest, TheStackBecomesThePrimarysInItsOrder) {
   ASSERT_TRUE(index_->PutObject(Version("old", 7)).ok());
   ASSERT_TRUE(index_->PutObject(Version("gone", 5)).ok());
-  auto replaced = index_->ReplaceKeyVersions(
-      BucketName("b"), ObjectKey("k"), {Version("v3", 30), Version("m", 0, true), Version("old", 7)});
+  auto replaced =
+      index_->ReplaceKeyVersions(BucketName("b"), ObjectKey("k"),
+                                 {Version("v3", 30), Version("m", 0, true), Version("old", 7)});
   ASSERT_TRUE(replaced.ok()) << replaced.error().message;
   ASSERT_EQ(replaced->size(), 2u);
   EXPECT_EQ((*replaced)[0].version_id.str(), "gone");  // newest first, as stored
@@ -84,8 +85,9 @@ TEST_F(ReplicaIndexTest, AnEmptyListRemovesTheKeyAndSurvivesAReopen) {
   ASSERT_TRUE(index_->ReplaceKeyVersions(BucketName("b"), ObjectKey("k"), {}).ok());
   EXPECT_TRUE(Ids().empty());
   EXPECT_EQ(Bytes(), 0);
-  ASSERT_TRUE(index_->ReplaceKeyVersions(BucketName("b"), ObjectKey("k"),
-                                         {Version("b2", 2), Version("b1", 1)})
+  ASSERT_TRUE(index_
+                  ->ReplaceKeyVersions(BucketName("b"), ObjectKey("k"),
+                                       {Version("b2", 2), Version("b1", 1)})
                   .ok());
   Reopen();
   EXPECT_EQ(Ids(), (std::vector<std::string>{"b2", "b1"}));

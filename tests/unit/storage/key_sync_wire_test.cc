@@ -1,11 +1,12 @@
 // The key sync's wire format (storage/cluster/key_sync_wire.h): round trips, and refusals
 // of every malformed shape a broken or hostile peer could send.
+#include "storage/cluster/key_sync_wire.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "common/little_endian.h"
-#include "storage/cluster/key_sync_wire.h"
 
 namespace strata::storage::cluster {
 namespace {
@@ -26,11 +27,11 @@ metadata::ObjectRecord Version(const std::string& id, bool marker) {
 }
 
 KeySyncRequest Sample() {
-  return KeySyncRequest{"bucket",
-                        "dir/key",
-                        {SyncedVersion{Version("v2", false), true},
-                         SyncedVersion{Version("m1", true), false},
-                         SyncedVersion{Version("v0", false), false}}};
+  return KeySyncRequest{
+      "bucket",
+      "dir/key",
+      {SyncedVersion{Version("v2", false), true}, SyncedVersion{Version("m1", true), false},
+       SyncedVersion{Version("v0", false), false}}};
 }
 
 TEST(KeySyncWire, RequestRoundTrips) {
@@ -75,7 +76,8 @@ TEST(KeySyncWire, BadFieldsAreRefused) {
   marker_with_bytes.versions[1].bytes_follow = true;
   EXPECT_FALSE(DecodeKeySync(EncodeKeySync(marker_with_bytes)).ok());
 
-  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", std::string(1025, 'k'), {}})).ok());
+  EXPECT_FALSE(
+      DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", std::string(1025, 'k'), {}})).ok());
   EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"", "k", {}})).ok());
   EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", "", {}})).ok());
 
