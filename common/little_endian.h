@@ -1,5 +1,6 @@
-// Little-endian integers in byte strings: the on-disk chunk trailers and the peer
-// transport's frames store their fields this way, whatever the host's byte order.
+// Little-endian integers in byte strings: the on-disk chunk trailers, the peer
+// transport's frames and the peers' messages store their fields this way, whatever the
+// host's byte order.
 #pragma once
 
 #include <cstddef>
@@ -24,5 +25,46 @@ inline std::uint64_t GetLe(std::string_view in, std::size_t offset, int bytes) {
   }
   return value;
 }
+
+// Appends `s` with its length first, as a 4-byte little-endian integer.
+inline void PutLeString(std::string& out, std::string_view s) {
+  PutLe(out, s.size(), 4);
+  out.append(s);
+}
+
+// Reads a byte string front to back (the peers' wire formats): every read checks what is
+// left first and returns false, consuming nothing more, when it is not there.
+struct LeCursor {
+  std::string_view in;
+  std::size_t offset = 0;
+
+  std::size_t left() const { return in.size() - offset; }
+  bool Int(std::uint64_t& value, int bytes) {
+    if (left() < static_cast<std::size_t>(bytes)) {
+      return false;
+    }
+    value = GetLe(in, offset, bytes);
+    offset += static_cast<std::size_t>(bytes);
+    return true;
+  }
+  // A string written by PutLeString, at most `limit` bytes long.
+  bool Bytes(std::string_view& out, std::uint64_t limit) {
+    std::uint64_t size = 0;
+    if (!Int(size, 4) || size > left() || size > limit) {
+      return false;
+    }
+    out = in.substr(offset, size);
+    offset += size;
+    return true;
+  }
+  bool String(std::string& out, std::uint64_t limit) {
+    std::string_view view;
+    if (!Bytes(view, limit)) {
+      return false;
+    }
+    out.assign(view);
+    return true;
+  }
+};
 
 }  // namespace strata

@@ -12,60 +12,22 @@ Error Malformed(std::string_view what) {
   return Error(ErrorCode::kCorruption, "listing: " + std::string(what));
 }
 
-void PutString(std::string& out, std::string_view s) {
-  PutLe(out, s.size(), 4);
-  out.append(s);
-}
-
-// Reads `in` front to back from `offset`; every read checks what is left first.
-struct Cursor {
-  std::string_view in;
-  std::size_t offset = 0;
-
-  std::size_t left() const { return in.size() - offset; }
-  bool Int(std::uint64_t& value, int bytes) {
-    if (left() < static_cast<std::size_t>(bytes)) {
-      return false;
-    }
-    value = GetLe(in, offset, bytes);
-    offset += static_cast<std::size_t>(bytes);
-    return true;
-  }
-  bool Bytes(std::string_view& out, std::uint64_t limit) {
-    std::uint64_t size = 0;
-    if (!Int(size, 4) || size > left() || size > limit) {
-      return false;
-    }
-    out = in.substr(offset, size);
-    offset += size;
-    return true;
-  }
-  bool String(std::string& out, std::uint64_t limit) {
-    std::string_view view;
-    if (!Bytes(view, limit)) {
-      return false;
-    }
-    out.assign(view);
-    return true;
-  }
-};
-
 }  // namespace
 
 std::string EncodeListingRequest(const ListingRequest& request) {
   std::string out;
   out.push_back(static_cast<char>(kListingFormat));
   out.push_back(static_cast<char>(request.kind));
-  PutString(out, request.bucket);
-  PutString(out, request.prefix);
-  PutString(out, request.marker);
-  PutString(out, request.version_marker);
+  PutLeString(out, request.bucket);
+  PutLeString(out, request.prefix);
+  PutLeString(out, request.marker);
+  PutLeString(out, request.version_marker);
   PutLe(out, request.limit, 4);
   return out;
 }
 
 Result<ListingRequest> DecodeListingRequest(std::string_view bytes) {
-  Cursor in{bytes};
+  LeCursor in{bytes};
   std::uint64_t format = 0;
   std::uint64_t kind = 0;
   if (!in.Int(format, 1) || format != kListingFormat) {
@@ -110,15 +72,15 @@ Result<bool> DecodeListingAnswer(std::string_view bytes) {
 }
 
 void AppendListingRow(std::string& out, const metadata::ObjectRecord& record, bool latest) {
-  PutString(out, record.key.str());
+  PutLeString(out, record.key.str());
   out.push_back(latest ? 1 : 0);
-  PutString(out, metadata::EncodeObject(record));
+  PutLeString(out, metadata::EncodeObject(record));
 }
 
 void AppendUploadRow(std::string& out, const metadata::UploadRecord& upload) {
-  PutString(out, upload.object.key.str());
+  PutLeString(out, upload.object.key.str());
   out.push_back(0);
-  PutString(out, metadata::EncodeUpload(upload));
+  PutLeString(out, metadata::EncodeUpload(upload));
 }
 
 Result<std::optional<ListingRowReader::Row>> ListingRowReader::NextRow() {

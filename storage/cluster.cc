@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -14,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <charconv>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -146,7 +148,7 @@ class ClusterNode final : public Cluster {
   }
 
   std::optional<KeyOwner> PrimaryOf(std::string_view bucket, std::string_view key) const override {
-    auto owners = Owners(bucket, key, 1);
+    auto owners = Owners(bucket, key, static_cast<std::size_t>(config_.replicas));
     if (owners.empty()) {
       return std::nullopt;
     }
@@ -158,6 +160,16 @@ class ClusterNode final : public Cluster {
   }
 
   int replicas() const override { return config_.replicas; }
+
+  asio::awaitable<Result<void>> MarkReady() override {
+    co_return co_await asio::co_spawn(io_, membership_->MarkReady(), asio::use_awaitable);
+  }
+
+  bool ready() const override {
+    const auto view = membership_->View();
+    const MemberInfo* me = view->Find(config_.node);
+    return me != nullptr && me->ready;
+  }
   bool MayAcceptWrites() const override { return membership_->MayAcceptWrites(); }
 
   void SetHandler(std::uint32_t op, PeerHandler handler) override {
@@ -200,6 +212,9 @@ class ClusterNode final : public Cluster {
   }
 
  private:
+  // The key's owners by placement, those ready first (the first is the primary), then
+  // those catching up (replicas meanwhile); when none is ready, the first ready member in
+  // the key's order serves as its primary until one is.
   std::vector<KeyOwner> Owners(std::string_view bucket, std::string_view key,
                                std::size_t replicas) const {
     const auto routing = routing_.load(std::memory_order_acquire);
@@ -207,13 +222,31 @@ class ClusterNode final : public Cluster {
     if (!routing || routing->view->members.empty()) {
       return owners;
     }
-    for (const std::size_t index : routing->placement.Owners(bucket, key, replicas)) {
+    auto owner_of = [&](std::size_t index) {
       const MemberInfo* member = routing->view->Find(routing->placement.members()[index].node);
-      owners.push_back(KeyOwner{.node = member->node,
-                                .peer = member->peer,
-                                .self = member->node == config_.node,
-                                .epoch = routing->view->epoch});
+      return std::make_pair(KeyOwner{.node = member->node,
+                                     .peer = member->peer,
+                                     .self = member->node == config_.node,
+                                     .epoch = routing->view->epoch},
+                            member->ready);
+    };
+    const auto order = routing->placement.Order(bucket, key, replicas);
+    const std::size_t count = std::min(replicas, order.size());
+    std::vector<KeyOwner> waiting;
+    for (std::size_t i = 0; i < count; ++i) {
+      auto [owner, ready] = owner_of(order[i]);
+      (ready ? owners : waiting).push_back(std::move(owner));
     }
+    if (owners.empty()) {
+      for (std::size_t i = count; i < order.size(); ++i) {
+        auto [member, ready] = owner_of(order[i]);
+        if (ready) {
+          owners.push_back(std::move(member));
+          break;
+        }
+      }
+    }
+    std::move(waiting.begin(), waiting.end(), std::back_inserter(owners));
     return owners;
   }
 

@@ -39,6 +39,8 @@ inline constexpr std::uint32_t kPeerOpS3Request = 2;  // gateway/forward.h
 inline constexpr std::uint32_t kPeerOpListing = 3;    // gateway/cluster_listing.h
 inline constexpr std::uint32_t kPeerOpS3FanOut = 4;   // gateway/forward.h (FanOut)
 inline constexpr std::uint32_t kPeerOpKeySync = 5;    // storage/replication.h
+inline constexpr std::uint32_t kPeerOpCatchUp = 6;    // storage/replication.h
+inline constexpr std::uint32_t kPeerOpKeyPull = 7;    // storage/replication.h
 
 // Who answers for a key: its primary owner under the current membership view.
 struct KeyOwner {
@@ -108,11 +110,18 @@ class Cluster {
   virtual std::optional<KeyOwner> PrimaryOf(std::string_view bucket,
                                             std::string_view key) const = 0;
   // Every owner of (bucket, key), primary first: min([cluster] replicas, members) of them,
-  // in distinct zones where the view has enough (storage/placement.h); empty before the
-  // first view. Any thread, as PrimaryOf.
+  // in distinct zones where the view has enough (storage/placement.h), the ready ones
+  // (MemberInfo::ready) first; when none is ready, the first ready member of the key's
+  // order is put first, as its primary meanwhile. Empty before the first view. Any
+  // thread, as PrimaryOf.
   virtual std::vector<KeyOwner> OwnersOf(std::string_view bucket, std::string_view key) const = 0;
   // [cluster] replicas.
   virtual int replicas() const = 0;
+  // This gateway as the current view has it: caught up with its keys (MemberInfo::ready).
+  virtual bool ready() const = 0;
+  // Announces this gateway caught up (storage/replication.h does, once it is). Awaited
+  // from any executor.
+  virtual boost::asio::awaitable<Result<void>> MarkReady() = 0;
   // The membership's fence (storage/membership.h): false once this gateway may have lost
   // its registration, when it must accept no more writes. Any thread.
   virtual bool MayAcceptWrites() const = 0;

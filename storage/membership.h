@@ -34,6 +34,10 @@ namespace strata::storage {
 struct MemberInfo : Member {
   std::string peer;                  // [cluster] peer_listen: its peer transport's "host:port"
   std::uint64_t capacity_bytes = 0;  // its share of the warm pool, as it announced
+  // Whether it has caught up with the keys it owns (storage/replication.h): a member joins
+  // not ready, is a replica of its keys meanwhile but the primary of none, and says so once
+  // the primaries brought it up to date. A registration that does not say is ready.
+  bool ready = true;
 };
 
 // One state of the member list. Immutable once published; shared by every reader.
@@ -93,6 +97,10 @@ class Membership {
   // safety margin, lies ahead on the injected clock. A gateway that cannot renew stops
   // accepting writes before its registration can expire and another takes over its keys.
   virtual bool MayAcceptWrites() const = 0;
+
+  // Announces this member ready (MemberInfo::ready): it joined not ready. kUnavailable
+  // when the store is unreachable (try again). After Start.
+  virtual boost::asio::awaitable<Result<void>> MarkReady() = 0;
 
   // Takes `name` cluster-wide, once: true when this call took it (storing `value`), false
   // when it was already taken (its value left as it was). The building block of the

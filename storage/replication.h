@@ -17,6 +17,16 @@
 // syncs, in the background and one key at a time, the keys whose owners changed, so a
 // member's death leaves its keys under-replicated for seconds, not until their next write.
 //
+// A member that joins (a new one, or one back after its lease expired, with whatever its
+// data directory holds) registers not ready: it is a replica of the keys it owns but the
+// primary of none (storage/cluster.h's OwnersOf). It catches up first: every ready member
+// syncs to it the keys it is the primary of that the joiner owns, and the joiner asks the
+// primary of each key it holds to sync that key (a key deleted meanwhile is removed, an old
+// version replaced) and drops the keys it no longer owns; then it announces itself ready
+// and becomes their primary. So a joining member never serves a stale version or
+// resurrects a delete (with replicas = 1 a key whose primary has no version is kept: the
+// joiner may hold its only copy).
+//
 // Threads: SyncKey is awaited from any executor (it runs on the cluster's, with disk work
 // on the blocking pool, and resumes the caller on its own). Start and Stop from any thread
 // but the cluster's.
@@ -46,6 +56,8 @@ struct ReplicationStats {
   std::uint64_t keys_repaired = 0;     // keys those scans synced
   std::uint64_t under_replicated = 0;  // keys whose last background sync failed (retried)
   bool repairing = false;              // a background scan is running
+  bool catching_up = false;            // joined, not ready yet (catching up)
+  std::uint64_t keys_pulled = 0;       // keys this gateway asked their primary for
 };
 
 class Replication {

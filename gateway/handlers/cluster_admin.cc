@@ -2,13 +2,14 @@
 //   GET /_strata/admin/cluster[?probe=false] ->
 //     {"cluster": true, "name": .., "node": .., "zone": .., "replicas": N, "epoch": N,
 //      "may_accept_writes": bool,
-//      "members": [{"node", "zone", "peer", "capacity_bytes", "self": bool,
+//      "members": [{"node", "zone", "peer", "capacity_bytes", "self": bool, "ready": bool,
 //                   "reachable": bool, "rtt_ms": x, "epoch": N, "error": ".."}],
 //      "membership": {"keepalives", "keepalive_failures", "views", "watch_restarts"},
 //      "transport": {"accepted", "refused", "sessions_failed", "calls_served", "connects"},
 //      "replication": {"syncs", "sync_failures", "bytes_sent", "replica_writes",
 //                      "bytes_received", "refused", "repair_scans", "keys_repaired",
-//                      "under_replicated", "repairing": bool}}
+//                      "under_replicated", "keys_pulled", "repairing": bool,
+//                      "catching_up": bool}}
 //   Each member is pinged over the peer transport (handshake included) unless probe=false;
 //   a gateway without [cluster] answers {"cluster": false}.
 //   GET /_strata/admin/cluster/owners?bucket=B&key=K ->
@@ -37,7 +38,8 @@ std::string MemberJson(const storage::MemberInfo& member, const std::string& sel
   std::string json = "{\"node\":\"" + JsonEscape(member.node) + "\",\"zone\":\"" +
                      JsonEscape(member.zone) + "\",\"peer\":\"" + JsonEscape(member.peer) + "\"," +
                      Field("capacity_bytes", member.capacity_bytes) +
-                     ",\"self\":" + (member.node == self ? "true" : "false");
+                     ",\"self\":" + (member.node == self ? "true" : "false") +
+                     ",\"ready\":" + (member.ready ? "true" : "false");
   if (probe != nullptr) {
     char rtt[32];
     std::snprintf(rtt, sizeof rtt, "%.3f", probe->rtt_ms);
@@ -118,8 +120,10 @@ HandlerResult HandleClusterAdmin(RequestContext& ctx) {
             "," + Field("replica_writes", r.replica_writes) + "," +
             Field("bytes_received", r.bytes_received) + "," + Field("refused", r.refused) + "," +
             Field("repair_scans", r.repair_scans) + "," + Field("keys_repaired", r.keys_repaired) +
-            "," + Field("under_replicated", r.under_replicated) +
-            ",\"repairing\":" + (r.repairing ? "true" : "false") + "}";
+            "," + Field("under_replicated", r.under_replicated) + "," +
+            Field("keys_pulled", r.keys_pulled) +
+            ",\"repairing\":" + (r.repairing ? "true" : "false") +
+            ",\"catching_up\":" + (r.catching_up ? "true" : "false") + "}";
   }
   json += "}";
   co_return co_await SendJson(ctx, 200, std::move(json));

@@ -44,7 +44,8 @@ std::string EtcdMembership::EncodeMember(const MemberInfo& member) {
   const json j = {{"node", member.node},
                   {"zone", member.zone},
                   {"peer", member.peer},
-                  {"capacity_bytes", member.capacity_bytes}};
+                  {"capacity_bytes", member.capacity_bytes},
+                  {"ready", member.ready}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -59,6 +60,10 @@ std::optional<MemberInfo> EtcdMembership::DecodeMember(std::string_view node,
     const auto peer = j.find("peer");
     const auto capacity = j.find("capacity_bytes");
     const auto named = j.find("node");
+    const auto ready = j.find("ready");
+    if (ready != j.end() && !ready->is_boolean()) {
+      return std::nullopt;
+    }
     if (zone == j.end() || !zone->is_string() || peer == j.end() || !peer->is_string() ||
         (named != j.end() && (!named->is_string() || named->get<std::string>() != node))) {
       return std::nullopt;
@@ -67,6 +72,7 @@ std::optional<MemberInfo> EtcdMembership::DecodeMember(std::string_view node,
     m.node = std::string(node);
     m.zone = zone->get<std::string>();
     m.peer = peer->get<std::string>();
+    m.ready = ready == j.end() || ready->get<bool>();
     if (capacity != j.end()) {
       if (!capacity->is_number_unsigned()) {
         return std::nullopt;
@@ -97,6 +103,24 @@ EtcdMembership::~EtcdMembership() {
   tasks_.Cancel();
 }
 
+asio::awaitable<Result<void>> EtcdMembership::MarkReady() {
+  if (lease_id_ == 0) {
+    co_return Error(ErrorCode::kUnavailable, "cluster: not registered now", true);
+  }
+  MemberInfo me;
+  me.node = cluster_.node;
+  me.zone = cluster_.zone;
+  me.peer = cluster_.peer_listen;
+  me.capacity_bytes = capacity_bytes_;
+  me.ready = true;
+  auto put = co_await client_->Put(prefix_ + cluster_.node, EncodeMember(me), lease_id_);
+  if (!put.ok()) {
+    co_return std::move(put).error();
+  }
+  ready_ = true;
+  co_return Ok();
+}
+
 asio::awaitable<Result<std::int64_t>> EtcdMembership::Register() {
   const std::int64_t ttl_seconds =
       std::chrono::duration_cast<std::chrono::seconds>(cluster_.lease_ttl).count();
@@ -110,6 +134,7 @@ asio::awaitable<Result<std::int64_t>> EtcdMembership::Register() {
   me.zone = cluster_.zone;
   me.peer = cluster_.peer_listen;
   me.capacity_bytes = capacity_bytes_;
+  me.ready = ready_;
   const std::string key = prefix_ + cluster_.node;
   TxnRequest txn;
   txn.compare.push_back(Compare{key, Compare::Target::kCreate, Compare::Op::kEqual, 0, {}});

@@ -56,6 +56,7 @@ class EtcdMembership final : public Membership {
 
   boost::asio::awaitable<Result<void>> Start() override;
   boost::asio::awaitable<Result<void>> Stop() override;
+  boost::asio::awaitable<Result<void>> MarkReady() override;
   std::shared_ptr<const MembershipView> View() const override;
   std::uint64_t Subscribe(ViewCallback callback) override;
   void Unsubscribe(std::uint64_t id) override;
@@ -96,6 +97,7 @@ class EtcdMembership final : public Membership {
   bool started_ = false;
   bool stopping_ = false;
   std::int64_t lease_id_ = 0;
+  bool ready_ = false;                         // announced in the registration (MarkReady)
   SteadyTime renewed_at_{};                    // when the last successful grant or renewal was sent
   std::map<std::string, MemberInfo> members_;  // by node
   std::int64_t epoch_ = 0;

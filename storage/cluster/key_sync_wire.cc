@@ -13,53 +13,23 @@ Error Malformed(std::string_view what) {
   return Error(ErrorCode::kCorruption, "key sync: " + std::string(what));
 }
 
-void PutString(std::string& out, std::string_view s) {
-  PutLe(out, s.size(), 4);
-  out.append(s);
-}
-
-// Reads `in` front to back; every read checks what is left first.
-struct Cursor {
-  std::string_view in;
-  std::size_t offset = 0;
-
-  std::size_t left() const { return in.size() - offset; }
-  bool Int(std::uint64_t& value, int bytes) {
-    if (left() < static_cast<std::size_t>(bytes)) {
-      return false;
-    }
-    value = GetLe(in, offset, bytes);
-    offset += static_cast<std::size_t>(bytes);
-    return true;
-  }
-  bool Bytes(std::string_view& out, std::uint64_t limit) {
-    std::uint64_t size = 0;
-    if (!Int(size, 4) || size > left() || size > limit) {
-      return false;
-    }
-    out = in.substr(offset, size);
-    offset += size;
-    return true;
-  }
-};
-
 }  // namespace
 
 std::string EncodeKeySync(const KeySyncRequest& request) {
   std::string out;
   out.push_back(static_cast<char>(kKeySyncFormat));
-  PutString(out, request.bucket);
-  PutString(out, request.key);
+  PutLeString(out, request.bucket);
+  PutLeString(out, request.key);
   PutLe(out, request.versions.size(), 4);
   for (const auto& version : request.versions) {
     out.push_back(version.bytes_follow ? 1 : 0);
-    PutString(out, metadata::EncodeObject(version.record));
+    PutLeString(out, metadata::EncodeObject(version.record));
   }
   return out;
 }
 
 Result<KeySyncRequest> DecodeKeySync(std::string_view bytes) {
-  Cursor in{bytes};
+  LeCursor in{bytes};
   std::uint64_t format = 0;
   if (!in.Int(format, 1) || format != kKeySyncFormat) {
     return Malformed("unknown format");
@@ -122,7 +92,7 @@ std::string EncodeKeySyncAnswer(const std::vector<std::uint32_t>& missing) {
 
 Result<std::vector<std::uint32_t>> DecodeKeySyncAnswer(std::string_view bytes,
                                                        std::size_t versions) {
-  Cursor in{bytes};
+  LeCursor in{bytes};
   std::uint64_t count = 0;
   if (!in.Int(count, 4) || count > versions || in.left() != count * 4) {
     return Malformed("bad answer length");
@@ -138,6 +108,46 @@ Result<std::vector<std::uint32_t>> DecodeKeySyncAnswer(std::string_view bytes,
     missing.push_back(static_cast<std::uint32_t>(index));
   }
   return missing;
+}
+
+std::string EncodeKeyRange(const KeyRange& range) {
+  std::string out;
+  out.push_back(static_cast<char>(kKeySyncFormat));
+  PutLeString(out, range.bucket);
+  PutLeString(out, range.key);
+  return out;
+}
+
+Result<KeyRange> DecodeKeyRange(std::string_view bytes) {
+  LeCursor in{bytes};
+  std::uint64_t format = 0;
+  KeyRange range;
+  if (!in.Int(format, 1) || format != kKeySyncFormat) {
+    return Malformed("unknown format");
+  }
+  if (!in.String(range.bucket, kMaxBucketBytes) || range.bucket.empty() ||
+      !in.String(range.key, kMaxKeyBytes) || in.left() != 0) {
+    return Malformed("bad key range");
+  }
+  return range;
+}
+
+std::string EncodeCatchUpAnswer(const CatchUpAnswer& answer) {
+  std::string out;
+  out.push_back(answer.done ? 1 : 0);
+  PutLeString(out, answer.next);
+  return out;
+}
+
+Result<CatchUpAnswer> DecodeCatchUpAnswer(std::string_view bytes) {
+  LeCursor in{bytes};
+  std::uint64_t flags = 0;
+  CatchUpAnswer answer;
+  if (!in.Int(flags, 1) || flags > 1 || !in.String(answer.next, kMaxKeyBytes) || in.left() != 0) {
+    return Malformed("bad catch-up answer");
+  }
+  answer.done = flags == 1;
+  return answer;
 }
 
 }  // namespace strata::storage::cluster

@@ -45,4 +45,25 @@ std::string EncodeKeySyncAnswer(const std::vector<std::uint32_t>& missing);
 Result<std::vector<std::uint32_t>> DecodeKeySyncAnswer(std::string_view bytes,
                                                        std::size_t versions);
 
+// A member that is catching up (storage/replication.h) asks a primary about one bucket:
+// `kPeerOpCatchUp` (sync me your keys I own, after `key`), or one key: `kPeerOpKeyPull`
+// (sync me this key). Payload: a format byte, the bucket and the key (u32 length and bytes;
+// the key may be empty for a catch-up from the start). Catch-up answer: a flags byte
+// (bit 0: the bucket is done) and the last key looked at (u32 length and bytes), where the
+// next call starts. Pull answer: a byte, 0 synced, 1 the primary has no version and left
+// the caller's copy as it is.
+struct KeyRange {
+  std::string bucket;
+  std::string key;
+};
+std::string EncodeKeyRange(const KeyRange& range);
+Result<KeyRange> DecodeKeyRange(std::string_view bytes);
+
+struct CatchUpAnswer {
+  bool done = false;
+  std::string next;
+};
+std::string EncodeCatchUpAnswer(const CatchUpAnswer& answer);
+Result<CatchUpAnswer> DecodeCatchUpAnswer(std::string_view bytes);
+
 }  // namespace strata::storage::cluster

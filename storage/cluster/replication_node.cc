@@ -17,7 +17,16 @@ void ReplicationNode::Start() {
   started_ = true;
   cluster_.SetHandler(kPeerOpKeySync,
                       [this](PeerIncomingCall& call) -> PeerTask<void> { return ServeSync(call); });
+  cluster_.SetHandler(kPeerOpCatchUp, [this](PeerIncomingCall& call) -> PeerTask<void> {
+    return ServeCatchUp(call);
+  });
+  cluster_.SetHandler(kPeerOpKeyPull, [this](PeerIncomingCall& call) -> PeerTask<void> {
+    return ServeKeyPull(call);
+  });
   tasks_.Spawn(cluster_.executor(), RepairLoop());
+  if (!cluster_.ready()) {
+    tasks_.Spawn(cluster_.executor(), CatchUpLoop());
+  }
 }
 
 void ReplicationNode::Stop() {
@@ -26,6 +35,8 @@ void ReplicationNode::Stop() {
   }
   if (started_) {
     cluster_.SetHandler(kPeerOpKeySync, {});
+    cluster_.SetHandler(kPeerOpCatchUp, {});
+    cluster_.SetHandler(kPeerOpKeyPull, {});
   }
   tasks_.Close();
   tasks_.Cancel();
@@ -47,6 +58,8 @@ ReplicationStats ReplicationNode::Stats() const {
       .keys_repaired = get(counters_.keys_repaired),
       .under_replicated = get(counters_.under_replicated),
       .repairing = counters_.repairing.load(std::memory_order_relaxed),
+      .catching_up = counters_.catching_up.load(std::memory_order_relaxed),
+      .keys_pulled = get(counters_.keys_pulled),
   };
 }
 

@@ -44,6 +44,8 @@ class ReplicationNode final : public Replication {
     std::atomic<std::uint64_t> keys_repaired{0};
     std::atomic<std::uint64_t> under_replicated{0};
     std::atomic<bool> repairing{false};
+    std::atomic<bool> catching_up{false};
+    std::atomic<std::uint64_t> keys_pulled{0};
   };
 
   // primary_sync.cc. On the cluster's executor: the key's state as here now, to every
@@ -63,6 +65,20 @@ class ReplicationNode final : public Replication {
   // replica_sync.cc: serves one kPeerOpKeySync call.
   PeerTask<void> ServeSync(PeerIncomingCall& call);
   PeerTask<void> ApplySync(PeerIncomingCall& call, KeySyncRequest request);
+
+  // catch_up.cc: a member that joins (new, or back after its lease expired) is brought up
+  // to date by the primaries before it announces itself ready (storage/replication.h).
+  boost::asio::awaitable<void> CatchUpLoop();
+  boost::asio::awaitable<Result<void>> CatchUpRound();
+  // Asks `peer` to sync here every key of `bucket` it is the primary of and this gateway
+  // owns.
+  boost::asio::awaitable<Result<void>> CatchUpBucket(const std::string& peer,
+                                                     const std::string& bucket);
+  // Each key held here: pulled from its primary (which may remove it), or dropped when
+  // this gateway no longer owns it.
+  boost::asio::awaitable<Result<void>> ReconcileHeldKeys(const std::string& bucket);
+  PeerTask<void> ServeCatchUp(PeerIncomingCall& call);
+  PeerTask<void> ServeKeyPull(PeerIncomingCall& call);
 
   // replication_repair.cc: after each membership change, syncs the keys this gateway is
   // now the primary of whose owners changed.

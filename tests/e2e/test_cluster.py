@@ -18,7 +18,8 @@ import time
 import requests
 
 import s3sign
-from conftest import admin, dump_toml, free_port, make_client
+from conftest import StrataServer, admin, dump_toml, free_port, make_client
+from etcd import EtcdServer
 from upstream import wait_until
 
 SECRET = "e2e-cluster-secret-0123456789"
@@ -29,6 +30,35 @@ def cluster_overrides(etcd, node, zone, secret=SECRET):
     return {"cluster": {"node": node, "zone": zone, "peer_listen": f"127.0.0.1:{free_port()}",
                         "etcd": [etcd.url], "replicas": 3, "secret": secret,
                         "lease_ttl": LEASE}}
+
+
+def run_trio(tmp_path_factory, replicas=3):
+    """A fixture's body: etcd and gw-a, gw-b, gw-c in three zones, once each sees all three,
+    with the bucket "shared"; yields the gateways, stops everything after."""
+    etcd = EtcdServer(tmp_path_factory.mktemp("etcd")).start()
+    gws = []
+    try:
+        for i, n in enumerate("abc", 1):
+            overrides = cluster_overrides(etcd, f"gw-{n}", f"zone-{i}")
+            overrides["cluster"]["replicas"] = replicas
+            gws.append(StrataServer(tmp_path_factory.mktemp(f"gw-{n}"), overrides).start())
+        for gw in gws:
+            wait_until(lambda: members(gw) == ["gw-a", "gw-b", "gw-c"],
+                       what="the three members", srv=gw)
+        make_client(gws[0]).create_bucket(Bucket="shared")
+        yield gws
+    finally:
+        # Each one stopped even when another fails to stop (which fails the test).
+        failures = []
+        for gw in gws:
+            try:
+                if gw.running():
+                    gw.stop()
+            except BaseException as failure:  # pytest.fail raises a BaseException
+                failures.append(failure)
+        etcd.stop()
+        if failures:
+            raise failures[0]
 
 
 def status(srv, probe=True):

@@ -11,7 +11,6 @@ on loopback, replicas = 2 in three zones:
 """
 import os
 import threading
-import time
 
 import botocore.exceptions
 import pytest
@@ -19,9 +18,8 @@ import requests
 
 import s3sign
 
-from conftest import StrataServer, make_client
-from etcd import EtcdServer
-from test_cluster import cluster_overrides, members, status
+from conftest import make_client
+from test_cluster import members, run_trio, status
 from upstream import wait_until
 
 REPLICAS = 2
@@ -29,29 +27,7 @@ REPLICAS = 2
 
 @pytest.fixture
 def trio(tmp_path_factory):
-    etcd = EtcdServer(tmp_path_factory.mktemp("etcd")).start()
-    gws = []
-    try:
-        for i, n in enumerate("abc", 1):
-            overrides = cluster_overrides(etcd, f"gw-{n}", f"zone-{i}")
-            overrides["cluster"]["replicas"] = REPLICAS
-            gws.append(StrataServer(tmp_path_factory.mktemp(f"gw-{n}"), overrides).start())
-        for gw in gws:
-            wait_until(lambda: members(gw) == ["gw-a", "gw-b", "gw-c"],
-                       what="the three members", srv=gw)
-        make_client(gws[0]).create_bucket(Bucket="shared")
-        yield gws
-    finally:
-        failures = []
-        for gw in gws:
-            try:
-                if gw.running():
-                    gw.stop()
-            except BaseException as failure:  # pytest.fail raises a BaseException
-                failures.append(failure)
-        etcd.stop()
-        if failures:
-            raise failures[0]
+    yield from run_trio(tmp_path_factory, replicas=REPLICAS)
 
 
 def patient_client(gw):
@@ -186,3 +162,44 @@ def test_kill_during_a_write_storm_then_a_second_death_loses_nothing(trio):
     s3 = patient_client(a)
     s3.put_object(Bucket="shared", Key="after/both", Body=b"still here")
     assert s3.get_object(Bucket="shared", Key="after/both")["Body"].read() == b"still here"
+
+
+def ready_members(gw):
+    return sorted(m["node"] for m in status(gw, probe=False)["members"] if m["ready"])
+
+
+def test_a_member_back_with_its_old_data_serves_nothing_stale(trio):
+    a, b, c = trio
+    s3 = patient_client(a)
+    keys = [f"back/{i:02d}" for i in range(30)]
+    for key in keys:
+        s3.put_object(Bucket="shared", Key=key, Body=b"old " + key.encode())
+    c.kill()
+    wait_until(lambda: members(a) == ["gw-a", "gw-b"], what="c to leave", srv=a)
+    # While c is away: overwrites, deletes and new keys.
+    for i, key in enumerate(keys):
+        if i % 3 == 0:
+            s3.put_object(Bucket="shared", Key=key, Body=b"new " + key.encode())
+        elif i % 3 == 1:
+            s3.delete_object(Bucket="shared", Key=key)
+    s3.put_object(Bucket="shared", Key="back/fresh", Body=b"fresh")
+    c.start()
+    for gw in trio:
+        wait_until(lambda: ready_members(gw) == ["gw-a", "gw-b", "gw-c"],
+                   what="c back and ready", srv=gw)
+    assert replication(c)["catching_up"] is False
+    assert replication(c)["keys_pulled"] > 0  # it asked about the keys it held
+    for gw in trio:
+        client = patient_client(gw)
+        for i, key in enumerate(keys):
+            if i % 3 == 1:
+                with pytest.raises(botocore.exceptions.ClientError) as err:
+                    client.get_object(Bucket="shared", Key=key)
+                assert err.value.response["Error"]["Code"] == "NoSuchKey", key
+            else:
+                want = (b"new " if i % 3 == 0 else b"old ") + key.encode()
+                assert client.get_object(Bucket="shared", Key=key)["Body"].read() == want, key
+        assert client.get_object(Bucket="shared", Key="back/fresh")["Body"].read() == b"fresh"
+        listed = [o["Key"] for o in client.list_objects_v2(Bucket="shared", Prefix="back/")
+                  .get("Contents", [])]
+        assert listed == sorted([k for i, k in enumerate(keys) if i % 3 != 1] + ["back/fresh"])

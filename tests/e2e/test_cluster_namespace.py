@@ -17,37 +17,14 @@ import botocore.exceptions
 import pytest
 import requests
 
-from conftest import StrataServer, make_client
-from etcd import EtcdServer
-from test_cluster import cluster_overrides, members
+from conftest import make_client
+from test_cluster import run_trio
 from upstream import wait_until
 
 
 @pytest.fixture(scope="module")
 def trio(tmp_path_factory):
-    etcd = EtcdServer(tmp_path_factory.mktemp("etcd")).start()
-    gws = []
-    try:
-        for i, n in enumerate("abc", 1):
-            gws.append(StrataServer(tmp_path_factory.mktemp(f"gw-{n}"),
-                                    cluster_overrides(etcd, f"gw-{n}", f"zone-{i}")).start())
-        for gw in gws:
-            wait_until(lambda: members(gw) == ["gw-a", "gw-b", "gw-c"],
-                       what="the three members", srv=gw)
-        make_client(gws[0]).create_bucket(Bucket="shared")
-        yield gws
-    finally:
-        # Each one stopped even when another fails to stop (which fails the test).
-        failures = []
-        for gw in gws:
-            try:
-                if gw.running():
-                    gw.stop()
-            except BaseException as failure:  # pytest.fail raises a BaseException
-                failures.append(failure)
-        etcd.stop()
-        if failures:
-            raise failures[0]
+    yield from run_trio(tmp_path_factory)
 
 
 def clients(gws):

@@ -33,6 +33,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(version.record.key.str() == request->key, all);
     }
   }
+  if (auto range = strata::storage::cluster::DecodeKeyRange(all); range.ok()) {
+    FUZZ_CHECK(strata::storage::cluster::EncodeKeyRange(*range) == all, all);
+  }
+  if (auto answer = strata::storage::cluster::DecodeCatchUpAnswer(all); answer.ok()) {
+    FUZZ_CHECK(strata::storage::cluster::EncodeCatchUpAnswer(*answer) == all, all);
+  }
   const std::size_t versions = size == 0 ? 0 : data[0];
   if (auto answer = DecodeKeySyncAnswer(all.substr(size == 0 ? 0 : 1), versions); answer.ok()) {
     for (std::size_t i = 0; i < answer->size(); ++i) {

@@ -115,5 +115,29 @@ TEST(KeySyncWire, AnswersRoundTripAndBadOnesAreRefused) {
   EXPECT_FALSE(DecodeKeySyncAnswer("", 3).ok());
 }
 
+TEST(KeySyncWire, CatchUpMessagesRoundTripAndBadOnesAreRefused) {
+  auto range = DecodeKeyRange(EncodeKeyRange(KeyRange{"bucket", "a/key"}));
+  ASSERT_TRUE(range.ok());
+  EXPECT_EQ(range->bucket, "bucket");
+  EXPECT_EQ(range->key, "a/key");
+  EXPECT_TRUE(DecodeKeyRange(EncodeKeyRange(KeyRange{"bucket", ""})).ok());  // from the start
+  EXPECT_FALSE(DecodeKeyRange(EncodeKeyRange(KeyRange{"", "k"})).ok());
+  EXPECT_FALSE(DecodeKeyRange(EncodeKeyRange(KeyRange{"bucket", std::string(1025, 'k')})).ok());
+  const std::string bytes = EncodeKeyRange(KeyRange{"bucket", "k"});
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
+    EXPECT_FALSE(DecodeKeyRange(bytes.substr(0, cut)).ok());
+  }
+  EXPECT_FALSE(DecodeKeyRange(bytes + "x").ok());
+
+  auto answer = DecodeCatchUpAnswer(EncodeCatchUpAnswer(CatchUpAnswer{true, "next"}));
+  ASSERT_TRUE(answer.ok());
+  EXPECT_TRUE(answer->done);
+  EXPECT_EQ(answer->next, "next");
+  std::string bad = EncodeCatchUpAnswer(CatchUpAnswer{false, "n"});
+  bad[0] = 2;  // unknown flags
+  EXPECT_FALSE(DecodeCatchUpAnswer(bad).ok());
+  EXPECT_FALSE(DecodeCatchUpAnswer("").ok());
+}
+
 }  // namespace
 }  // namespace strata::storage::cluster
