@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -502,7 +503,7 @@ secret = "bench-cluster-secret-0123456789"
         import botocore.credentials
         import urllib.request
         request = botocore.awsrequest.AWSRequest(method="GET", url=url + path_query)
-        botocore.auth.SigV4Auth(botocore.credentials.Credentials(ACCESS, SECRET), "s3",
+        botocore.auth.S3SigV4Auth(botocore.credentials.Credentials(ACCESS, SECRET), "s3",
                                 REGION).add_auth(request)
         prepared = request.prepare()
         req = urllib.request.Request(prepared.url, headers=dict(prepared.headers))
@@ -516,7 +517,8 @@ secret = "bench-cluster-secret-0123456789"
         keep = []
         for line in lines:
             key = line.split("?", 1)[0].split("/", 2)[2]
-            owners = self.admin_json(url, f"/_strata/admin/cluster/owners?bucket={bucket}&key={key}")
+            owners = self.admin_json(url, "/_strata/admin/cluster/owners?bucket="
+                                     f"{bucket}&key={urllib.parse.quote(key, safe='')}")
             if owners["owners"][0]["self"] == owner_self:
                 keep.append(line)
         return keep
