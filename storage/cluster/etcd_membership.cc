@@ -103,17 +103,21 @@ EtcdMembership::~EtcdMembership() {
   tasks_.Cancel();
 }
 
-asio::awaitable<Result<void>> EtcdMembership::MarkReady() {
-  if (lease_id_ == 0) {
-    co_return Error(ErrorCode::kUnavailable, "cluster: not registered now", true);
-  }
+MemberInfo EtcdMembership::Me(bool ready) const {
   MemberInfo me;
   me.node = cluster_.node;
   me.zone = cluster_.zone;
   me.peer = cluster_.peer_listen;
   me.capacity_bytes = capacity_bytes_;
-  me.ready = true;
-  auto put = co_await client_->Put(prefix_ + cluster_.node, EncodeMember(me), lease_id_);
+  me.ready = ready;
+  return me;
+}
+
+asio::awaitable<Result<void>> EtcdMembership::MarkReady() {
+  if (lease_id_ == 0) {
+    co_return Error(ErrorCode::kUnavailable, "cluster: not registered now", true);
+  }
+  auto put = co_await client_->Put(prefix_ + cluster_.node, EncodeMember(Me(true)), lease_id_);
   if (!put.ok()) {
     co_return std::move(put).error();
   }
@@ -129,12 +133,7 @@ asio::awaitable<Result<std::int64_t>> EtcdMembership::Register() {
   if (!lease.ok()) {
     co_return std::move(lease).error();
   }
-  MemberInfo me;
-  me.node = cluster_.node;
-  me.zone = cluster_.zone;
-  me.peer = cluster_.peer_listen;
-  me.capacity_bytes = capacity_bytes_;
-  me.ready = ready_;
+  const MemberInfo me = Me(ready_);
   const std::string key = prefix_ + cluster_.node;
   TxnRequest txn;
   txn.compare.push_back(Compare{key, Compare::Target::kCreate, Compare::Op::kEqual, 0, {}});

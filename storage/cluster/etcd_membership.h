@@ -72,6 +72,8 @@ class EtcdMembership final : public Membership {
   static std::optional<MemberInfo> DecodeMember(std::string_view node, std::string_view value);
 
  private:
+  // This gateway's registration, announcing `ready`.
+  MemberInfo Me(bool ready) const;
   // Grants a lease and creates the member key under it; sets lease_id_ and the fencing
   // deadline; the put's revision.
   boost::asio::awaitable<Result<std::int64_t>> Register();
