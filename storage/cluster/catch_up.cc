@@ -111,12 +111,7 @@ asio::awaitable<Result<void>> ReplicationNode::ReconcileHeldKeys(const std::stri
       }
       co_return std::move(page).error();
     }
-    for (const auto& entry : page->versions) {
-      const std::string& key = entry.record.key.str();
-      if (key == marker) {
-        continue;
-      }
-      marker = key;
+    for (const std::string& key : KeysOfPage(*page, marker)) {
       const auto owners = cluster_.OwnersOf(bucket_name, key);
       if (owners.empty() || owners.front().self) {
         continue;
@@ -159,12 +154,7 @@ PeerTask<void> ReplicationNode::ServeCatchUp(PeerIncomingCall& call) {
     answer.done = true;
   } else {
     std::string last;
-    for (const auto& entry : page->versions) {
-      const std::string& key = entry.record.key.str();
-      if (key == last) {
-        continue;
-      }
-      last = key;
+    for (const std::string& key : KeysOfPage(*page, last)) {
       const auto owners = cluster_.OwnersOf(range.bucket, key);
       if (owners.empty() || !owners.front().self || !OwnedBy(owners, call.peer())) {
         continue;

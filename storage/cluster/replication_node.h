@@ -19,6 +19,22 @@
 
 namespace strata::storage::cluster {
 
+// The keys of a page of version rows (a key's versions come one after the other), each
+// once, leaving out `marker` (the last key of the page before, whose versions it may
+// continue); `marker` becomes the page's last key.
+inline std::vector<std::string> KeysOfPage(const metadata::ListVersionsPage& page,
+                                           std::string& marker) {
+  std::vector<std::string> keys;
+  for (const auto& entry : page.versions) {
+    const std::string& key = entry.record.key.str();
+    if (key != marker) {
+      keys.push_back(key);
+      marker = key;
+    }
+  }
+  return keys;
+}
+
 class ReplicationNode final : public Replication {
  public:
   ReplicationNode(Cluster& cluster, ObjectStore& store, metadata::Index& index,

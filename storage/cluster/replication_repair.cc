@@ -71,12 +71,7 @@ asio::awaitable<Result<bool>> ReplicationNode::RepairScan(const Placement& befor
         }
         co_return std::move(page).error();
       }
-      for (const auto& entry : page->versions) {
-        const std::string& key = entry.record.key.str();
-        if (key == marker) {
-          continue;  // one key's versions come one after the other
-        }
-        marker = key;
+      for (const std::string& key : KeysOfPage(*page, marker)) {
         if (stopped_ || cluster_.View()->epoch != epoch) {
           co_return false;  // the view moved on: scan again against the same baseline
         }
