@@ -899,7 +899,7 @@ class ConfigReader {
     const toml::table& tbl = **t;
     STRATA_RETURN_IF_ERROR(CheckKeys(tbl, "cluster",
                                      {"node", "zone", "peer_listen", "etcd", "replicas", "secret",
-                                      "lease_ttl", "name", "transport"}));
+                                      "lease_ttl", "name", "transport", "move_rate"}));
     for (const char* required : {"node", "peer_listen", "etcd", "secret"}) {
       if (!tbl.contains(required)) {
         return Fail(tbl, Join("cluster", required), "missing (required in [cluster])");
@@ -955,6 +955,13 @@ class ConfigReader {
           return Fail(v, key, "must be a whole number of seconds (etcd's lease unit)");
         }
         c.lease_ttl = *r;
+      } else if (name == "move_rate") {
+        auto r = GetSize(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        if (*r == 0) {
+          return Fail(v, key, "must be more than 0 (bytes a second)");
+        }
+        c.move_rate = *r;
       } else if (name == "transport") {
         auto r = GetString(v, key);
         STRATA_RETURN_IF_ERROR(r);

@@ -158,6 +158,9 @@ struct ClusterConfig {
   std::string name = "strata";
   // "auto" | "tcp" | "rdma".
   ClusterTransport transport = ClusterTransport::kAuto;
+  // Bytes a second this gateway sends to move keys in the background (a join, a drain, the
+  // repair after a death); writes and reads are not held to it.
+  std::uint64_t move_rate = std::uint64_t{256} << 20;
 };
 
 struct Config {

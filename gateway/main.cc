@@ -144,7 +144,8 @@ int main(int argc, char** argv) {
       return gateway::CheckBucketEmptyInCluster(services, name.str());
     });
     // Every key's other owners hold its changes before they are acknowledged.
-    replication = storage::Replication::Make(*cluster, store, **index, blocking_pool);
+    replication = storage::Replication::Make(*cluster, store, **index, blocking_pool,
+                                             config->cluster->move_rate);
     replication->Start();
     services.replication = replication.get();
   }

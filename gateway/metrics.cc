@@ -308,6 +308,21 @@ void RenderReplication(ExpositionWriter& w, const storage::ReplicationStats& r) 
   w.Sample("strata_replication_under_replicated_keys", {}, r.under_replicated);
   w.Family("strata_replication_repairing", "gauge", "1 while a background scan runs.");
   w.Sample("strata_replication_repairing", {}, std::uint64_t{r.repairing ? 1u : 0u});
+  w.Family("strata_replication_keys_moved_total", "counter",
+           "Keys moved by a join or a drain: pulled here from their primary, handed off by "
+           "a drain of this gateway, and copies dropped here once their owners held them.");
+  w.Sample("strata_replication_keys_moved_total", {{"kind", "pulled"}}, r.keys_pulled);
+  w.Sample("strata_replication_keys_moved_total", {{"kind", "handed_off"}}, r.keys_handed_off);
+  w.Sample("strata_replication_keys_moved_total", {{"kind", "dropped"}}, r.keys_dropped);
+  w.Family("strata_replication_moved_bytes_total", "counter",
+           "Object bytes background moves sent (held to [cluster] move_rate).");
+  w.Sample("strata_replication_moved_bytes_total", {}, r.bytes_moved);
+  w.Family("strata_replication_moving", "gauge",
+           "1 while this gateway catches up (joining) or drains.");
+  w.Sample("strata_replication_moving", {{"kind", "catching_up"}},
+           std::uint64_t{r.catching_up ? 1u : 0u});
+  w.Sample("strata_replication_moving", {{"kind", "draining"}},
+           std::uint64_t{r.draining ? 1u : 0u});
 }
 
 void RenderFetches(ExpositionWriter& w, const FetchSample& f) {

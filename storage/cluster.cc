@@ -23,8 +23,8 @@
 
 #include "common/task_group.h"
 #include "storage/cluster/etcd_catalog.h"
+#include "storage/ownership.h"
 #include "storage/peer/make_transport.h"
-#include "storage/placement.h"
 
 namespace strata::storage {
 namespace {
@@ -33,8 +33,7 @@ namespace asio = boost::asio;
 
 // A view's members and their placement, made once per view for PrimaryOf.
 struct Routing {
-  std::shared_ptr<const MembershipView> view;
-  Placement placement;
+  Ownership ownership;
 };
 
 std::uint64_t PeerCapacity(const Config& config) {
@@ -148,7 +147,7 @@ class ClusterNode final : public Cluster {
   }
 
   std::optional<KeyOwner> PrimaryOf(std::string_view bucket, std::string_view key) const override {
-    auto owners = Owners(bucket, key, static_cast<std::size_t>(config_.replicas));
+    auto owners = Owners(bucket, key);
     if (owners.empty()) {
       return std::nullopt;
     }
@@ -156,19 +155,25 @@ class ClusterNode final : public Cluster {
   }
 
   std::vector<KeyOwner> OwnersOf(std::string_view bucket, std::string_view key) const override {
-    return Owners(bucket, key, static_cast<std::size_t>(config_.replicas));
+    return Owners(bucket, key);
   }
 
   int replicas() const override { return config_.replicas; }
 
-  asio::awaitable<Result<void>> MarkReady() override {
-    co_return co_await asio::co_spawn(io_, membership_->MarkReady(), asio::use_awaitable);
+  asio::awaitable<Result<void>> Announce(bool ready, bool draining) override {
+    co_return co_await asio::co_spawn(io_, membership_->Announce(ready, draining),
+                                      asio::use_awaitable);
   }
 
   bool ready() const override {
     const auto view = membership_->View();
     const MemberInfo* me = view->Find(config_.node);
     return me != nullptr && me->ready;
+  }
+  bool draining() const override {
+    const auto view = membership_->View();
+    const MemberInfo* me = view->Find(config_.node);
+    return me != nullptr && me->draining;
   }
   bool MayAcceptWrites() const override { return membership_->MayAcceptWrites(); }
 
@@ -215,38 +220,18 @@ class ClusterNode final : public Cluster {
   // The key's owners by placement, those ready first (the first is the primary), then
   // those catching up (replicas meanwhile); when none is ready, the first ready member in
   // the key's order serves as its primary until one is.
-  std::vector<KeyOwner> Owners(std::string_view bucket, std::string_view key,
-                               std::size_t replicas) const {
+  std::vector<KeyOwner> Owners(std::string_view bucket, std::string_view key) const {
     const auto routing = routing_.load(std::memory_order_acquire);
     std::vector<KeyOwner> owners;
-    if (!routing || routing->view->members.empty()) {
+    if (!routing) {
       return owners;
     }
-    auto owner_of = [&](std::size_t index) {
-      const MemberInfo* member = routing->view->Find(routing->placement.members()[index].node);
-      return std::make_pair(KeyOwner{.node = member->node,
-                                     .peer = member->peer,
-                                     .self = member->node == config_.node,
-                                     .epoch = routing->view->epoch},
-                            member->ready);
-    };
-    const auto order = routing->placement.Order(bucket, key, replicas);
-    const std::size_t count = std::min(replicas, order.size());
-    std::vector<KeyOwner> waiting;
-    for (std::size_t i = 0; i < count; ++i) {
-      auto [owner, ready] = owner_of(order[i]);
-      (ready ? owners : waiting).push_back(std::move(owner));
+    for (const MemberInfo* member : routing->ownership.Owners(bucket, key)) {
+      owners.push_back(KeyOwner{.node = member->node,
+                                .peer = member->peer,
+                                .self = member->node == config_.node,
+                                .epoch = routing->ownership.view().epoch});
     }
-    if (owners.empty()) {
-      for (std::size_t i = count; i < order.size(); ++i) {
-        auto [member, ready] = owner_of(order[i]);
-        if (ready) {
-          owners.push_back(std::move(member));
-          break;
-        }
-      }
-    }
-    std::move(waiting.begin(), waiting.end(), std::back_inserter(owners));
     return owners;
   }
 
@@ -298,7 +283,7 @@ class ClusterNode final : public Cluster {
 
   void Route(const std::shared_ptr<const MembershipView>& view) {
     auto routing = std::make_shared<const Routing>(
-        Routing{.view = view, .placement = Placement(view->PlacementMembers())});
+        Routing{.ownership = Ownership(view, static_cast<std::size_t>(config_.replicas))});
     routing_.store(std::move(routing), std::memory_order_release);
   }
 

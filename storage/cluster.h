@@ -41,6 +41,7 @@ inline constexpr std::uint32_t kPeerOpS3FanOut = 4;   // gateway/forward.h (FanO
 inline constexpr std::uint32_t kPeerOpKeySync = 5;    // storage/replication.h
 inline constexpr std::uint32_t kPeerOpCatchUp = 6;    // storage/replication.h
 inline constexpr std::uint32_t kPeerOpKeyPull = 7;    // storage/replication.h
+inline constexpr std::uint32_t kPeerOpDrain = 8;      // storage/replication.h
 
 // Who answers for a key: its primary owner under the current membership view.
 struct KeyOwner {
@@ -109,19 +110,21 @@ class Cluster {
   // beyond an atomic load.
   virtual std::optional<KeyOwner> PrimaryOf(std::string_view bucket,
                                             std::string_view key) const = 0;
-  // Every owner of (bucket, key), primary first: min([cluster] replicas, members) of them,
-  // in distinct zones where the view has enough (storage/placement.h), the ready ones
-  // (MemberInfo::ready) first; when none is ready, the first ready member of the key's
-  // order is put first, as its primary meanwhile. Empty before the first view. Any
-  // thread, as PrimaryOf.
+  // Every owner of (bucket, key), primary first, as storage/ownership.h names them over
+  // the current view: its serving owners ([cluster] replicas of the ready members, in
+  // distinct zones where the view has enough), then the owners it is moving to (a joining
+  // member's keys, a draining member's) as extra replicas. Empty before the first view.
+  // Any thread, as PrimaryOf.
   virtual std::vector<KeyOwner> OwnersOf(std::string_view bucket, std::string_view key) const = 0;
   // [cluster] replicas.
   virtual int replicas() const = 0;
-  // This gateway as the current view has it: caught up with its keys (MemberInfo::ready).
+  // This gateway as the current view has it: caught up with its keys (MemberInfo::ready),
+  // and being drained (MemberInfo::draining).
   virtual bool ready() const = 0;
-  // Announces this gateway caught up (storage/replication.h does, once it is). Awaited
-  // from any executor.
-  virtual boost::asio::awaitable<Result<void>> MarkReady() = 0;
+  virtual bool draining() const = 0;
+  // Announces this gateway's state (Membership::Announce): storage/replication.h does,
+  // once it caught up, and while and after it is drained. Awaited from any executor.
+  virtual boost::asio::awaitable<Result<void>> Announce(bool ready, bool draining) = 0;
   // The membership's fence (storage/membership.h): false once this gateway may have lost
   // its registration, when it must accept no more writes. Any thread.
   virtual bool MayAcceptWrites() const = 0;

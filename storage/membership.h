@@ -38,6 +38,10 @@ struct MemberInfo : Member {
   // not ready, is a replica of its keys meanwhile but the primary of none, and says so once
   // the primaries brought it up to date. A registration that does not say is ready.
   bool ready = true;
+  // Being emptied before it leaves (`strata-admin cluster drain`): it owns no key in the
+  // placement its keys move to (storage/ownership.h), and once they are there it announces
+  // itself not ready, owning nothing. A registration that does not say is not draining.
+  bool draining = false;
 };
 
 // One state of the member list. Immutable once published; shared by every reader.
@@ -47,10 +51,6 @@ struct MembershipView {
   std::int64_t epoch = 0;
   std::vector<MemberInfo> members;  // sorted by node name
 
-  // The members as placement takes them.
-  std::vector<Member> PlacementMembers() const {
-    return std::vector<Member>(members.begin(), members.end());
-  }
   const MemberInfo* Find(const std::string& node) const {
     for (const auto& m : members) {
       if (m.node == node) {
@@ -98,9 +98,11 @@ class Membership {
   // accepting writes before its registration can expire and another takes over its keys.
   virtual bool MayAcceptWrites() const = 0;
 
-  // Announces this member ready (MemberInfo::ready): it joined not ready. kUnavailable
-  // when the store is unreachable (try again). After Start.
-  virtual boost::asio::awaitable<Result<void>> MarkReady() = 0;
+  // Announces this member's state (MemberInfo::ready and ::draining): it joined not ready
+  // and not draining. kUnavailable when the store is unreachable (try again). After
+  // Start. A registration made again after the lease was lost (a partition) announces
+  // not ready: the member catches up again before it serves.
+  virtual boost::asio::awaitable<Result<void>> Announce(bool ready, bool draining) = 0;
 
   // Takes `name` cluster-wide, once: true when this call took it (storing `value`), false
   // when it was already taken (its value left as it was). The building block of the

@@ -18,14 +18,25 @@
 // member's death leaves its keys under-replicated for seconds, not until their next write.
 //
 // A member that joins (a new one, or one back after its lease expired, with whatever its
-// data directory holds) registers not ready: it is a replica of the keys it owns but the
-// primary of none (storage/cluster.h's OwnersOf). It catches up first: every ready member
-// syncs to it the keys it is the primary of that the joiner owns, and the joiner asks the
-// primary of each key it holds to sync that key (a key deleted meanwhile is removed, an old
-// version replaced) and drops the keys it no longer owns; then it announces itself ready
-// and becomes their primary. So a joining member never serves a stale version or
-// resurrects a delete (with replicas = 1 a key whose primary has no version is kept: the
-// joiner may hold its only copy).
+// data directory holds) registers not ready: it receives every change of the keys it will
+// own but answers for none, and the members that held them keep serving them
+// (storage/ownership.h). It catches up first: once every member's view has it, every
+// ready member syncs to it the keys it is the primary of that the joiner owns, and the
+// joiner asks the primary of each key it holds to sync that key (a key deleted meanwhile
+// is removed, an old version replaced) and drops the keys it no longer owns; then it
+// announces itself ready and becomes their primary. So a joining member never serves a
+// stale version or resurrects a delete (with replicas = 1 a key whose primary has no
+// version is kept: the joiner may hold its only copy).
+//
+// Drain (`strata-admin cluster drain`) is the join's mirror: the member announces itself
+// draining and stays a serving owner of its keys while their next owners receive every
+// change; it makes each key it holds reach them (syncing the keys it is the primary of,
+// asking the primaries of the others), then announces itself not ready, owning nothing,
+// and can be stopped. After a change settles (no member joining or draining), a member
+// drops its copies of keys it no longer owns once their primary confirmed it holds them.
+//
+// Every background move (repair, catch-up, drain) is paced to [cluster] move_rate bytes
+// a second on the sending gateway; writes and reads are not.
 //
 // Threads: SyncKey is awaited from any executor (it runs on the cluster's, with disk work
 // on the blocking pool, and resumes the caller on its own). Start and Stop from any thread
@@ -58,6 +69,10 @@ struct ReplicationStats {
   bool repairing = false;              // a background scan is running
   bool catching_up = false;            // joined, not ready yet (catching up)
   std::uint64_t keys_pulled = 0;       // keys this gateway asked their primary for
+  bool draining = false;               // handing its keys to their next owners
+  std::uint64_t keys_handed_off = 0;   // keys a drain of this gateway made reach them
+  std::uint64_t keys_dropped = 0;      // copies dropped here: keys this gateway no longer owns
+  std::uint64_t bytes_moved = 0;       // object bytes background moves sent (paced)
 };
 
 class Replication {
@@ -66,9 +81,11 @@ class Replication {
 
   // The replication of `cluster` (started) over this gateway's `store` and `index`; all
   // outlive it. Serves the replica side of key syncs (kPeerOpKeySync) from Start on.
+  // `move_rate`: [cluster] move_rate.
   static std::unique_ptr<Replication> Make(Cluster& cluster, ObjectStore& store,
                                            metadata::Index& index,
-                                           boost::asio::thread_pool& blocking_pool);
+                                           boost::asio::thread_pool& blocking_pool,
+                                           std::uint64_t move_rate);
 
   // After this gateway, as the primary of bucket/key, committed a change of it: returns
   // once every other owner holds the key as it is here now. kUnavailable (retryable) when
@@ -80,6 +97,14 @@ class Replication {
   virtual boost::asio::awaitable<Result<void>> SyncKey(const BucketName& bucket,
                                                        const ObjectKey& key,
                                                        bool newest_is_new) = 0;
+
+  // Starts draining this gateway (see above) in the background; Ok at once when it is
+  // draining or drained already. kInvalidRequest while it catches up (it owns nothing to
+  // hand over yet). Any thread, after Start.
+  virtual Result<void> Drain() = 0;
+  // Drain() on the member `node` of this gateway's view (this one, or another asked over
+  // the peer transport). kNotFound: no such member. Awaited from any executor.
+  virtual boost::asio::awaitable<Result<void>> DrainMember(std::string node) = 0;
 
   virtual void Start() = 0;
   // Stops serving syncs and the background repair; waits for what runs.

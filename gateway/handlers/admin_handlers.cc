@@ -14,6 +14,7 @@
 //   GET    /_strata/admin/cluster           -> the members, the epoch, a ping of each
 //                                               (cluster_admin.cc)
 //   GET    /_strata/admin/cluster/owners?bucket=B&key=K -> the key's owners, primary first
+//   POST   /_strata/admin/cluster/drain?node=N -> starts draining member N
 #include <openssl/rand.h>
 
 #include "common/http_time.h"
@@ -71,7 +72,8 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
   if (path == kScrubPath) {
     co_return co_await HandleScrubAdmin(ctx);
   }
-  if (path == kClusterPath || path == std::string(kClusterPath) + "/owners") {
+  if (path == kClusterPath || path == std::string(kClusterPath) + "/owners" ||
+      path == std::string(kClusterPath) + "/drain") {
     co_return co_await HandleClusterAdmin(ctx);
   }
   if (path == kUsagePath && verb == http::verb::get) {

@@ -3,13 +3,15 @@
 //     {"cluster": true, "name": .., "node": .., "zone": .., "replicas": N, "epoch": N,
 //      "may_accept_writes": bool,
 //      "members": [{"node", "zone", "peer", "capacity_bytes", "self": bool, "ready": bool,
+//                   "draining": bool, "state": "ready"|"joining"|"draining"|"drained",
 //                   "reachable": bool, "rtt_ms": x, "epoch": N, "error": ".."}],
 //      "membership": {"keepalives", "keepalive_failures", "views", "watch_restarts"},
 //      "transport": {"accepted", "refused", "sessions_failed", "calls_served", "connects"},
 //      "replication": {"syncs", "sync_failures", "bytes_sent", "replica_writes",
 //                      "bytes_received", "refused", "repair_scans", "keys_repaired",
-//                      "under_replicated", "keys_pulled", "repairing": bool,
-//                      "catching_up": bool}}
+//                      "under_replicated", "keys_pulled", "keys_handed_off",
+//                      "keys_dropped", "bytes_moved", "repairing": bool,
+//                      "catching_up": bool, "draining": bool}}
 //   Each member is pinged over the peer transport (handshake included) unless probe=false;
 //   a gateway without [cluster] answers {"cluster": false}.
 //   GET /_strata/admin/cluster/owners?bucket=B&key=K ->
@@ -17,6 +19,10 @@
 //   The key's owners by placement over this gateway's view, primary first: what an
 //   operator (or a benchmark choosing keys another member owns) asks to explain where a
 //   key lives.
+//   POST /_strata/admin/cluster/drain?node=N -> 202 {"node": .., "draining": true}
+//   Starts draining member N (storage/replication.h): it hands its keys to their next
+//   owners in the background, then owns nothing; its state in the status above says
+//   "drained" once it may be stopped.
 #include <chrono>
 #include <cstdio>
 
@@ -33,13 +39,22 @@ std::string Field(std::string_view name, std::uint64_t value) {
   return "\"" + std::string(name) + "\":" + std::to_string(value);
 }
 
+const char* MemberState(const storage::MemberInfo& member) {
+  if (member.draining) {
+    return member.ready ? "draining" : "drained";
+  }
+  return member.ready ? "ready" : "joining";
+}
+
 std::string MemberJson(const storage::MemberInfo& member, const std::string& self,
                        const storage::PeerProbe* probe) {
   std::string json = "{\"node\":\"" + JsonEscape(member.node) + "\",\"zone\":\"" +
                      JsonEscape(member.zone) + "\",\"peer\":\"" + JsonEscape(member.peer) + "\"," +
                      Field("capacity_bytes", member.capacity_bytes) +
                      ",\"self\":" + (member.node == self ? "true" : "false") +
-                     ",\"ready\":" + (member.ready ? "true" : "false");
+                     ",\"ready\":" + (member.ready ? "true" : "false") +
+                     ",\"draining\":" + (member.draining ? "true" : "false") + ",\"state\":\"" +
+                     MemberState(member) + "\"";
   if (probe != nullptr) {
     char rtt[32];
     std::snprintf(rtt, sizeof rtt, "%.3f", probe->rtt_ms);
@@ -48,6 +63,19 @@ std::string MemberJson(const storage::MemberInfo& member, const std::string& sel
             JsonEscape(probe->error) + "\"";
   }
   return json + "}";
+}
+
+HandlerResult StartDrain(RequestContext& ctx) {
+  const auto node = ctx.target.Param("node");
+  if (!node || node->empty()) {
+    co_return Error(ErrorCode::kInvalidArgument, "drain: give node=");
+  }
+  if (ctx.services.replication == nullptr) {
+    co_return Error(ErrorCode::kInvalidRequest, "drain: this gateway does not replicate");
+  }
+  STRATA_CO_RETURN_IF_ERROR(co_await ctx.services.replication->DrainMember(std::string(*node)));
+  std::string json = "{\"node\":\"" + JsonEscape(*node) + "\",\"draining\":true}";
+  co_return co_await SendJson(ctx, 202, std::move(json));
 }
 
 HandlerResult SendOwners(RequestContext& ctx, storage::Cluster& cluster) {
@@ -72,10 +100,14 @@ HandlerResult SendOwners(RequestContext& ctx, storage::Cluster& cluster) {
 }  // namespace
 
 HandlerResult HandleClusterAdmin(RequestContext& ctx) {
+  storage::Cluster* cluster = ctx.services.cluster;
+  if (ctx.request().method() == http::verb::post && ctx.target.raw_path.ends_with("/drain") &&
+      cluster != nullptr) {
+    co_return co_await StartDrain(ctx);
+  }
   if (ctx.request().method() != http::verb::get) {
     co_return Error(ErrorCode::kNotFound, "no such admin API resource");
   }
-  storage::Cluster* cluster = ctx.services.cluster;
   if (cluster == nullptr) {
     std::string single = "{\"cluster\":false}";
     co_return co_await SendJson(ctx, 200, std::move(single));
@@ -121,9 +153,12 @@ HandlerResult HandleClusterAdmin(RequestContext& ctx) {
             Field("bytes_received", r.bytes_received) + "," + Field("refused", r.refused) + "," +
             Field("repair_scans", r.repair_scans) + "," + Field("keys_repaired", r.keys_repaired) +
             "," + Field("under_replicated", r.under_replicated) + "," +
-            Field("keys_pulled", r.keys_pulled) +
+            Field("keys_pulled", r.keys_pulled) + "," +
+            Field("keys_handed_off", r.keys_handed_off) + "," +
+            Field("keys_dropped", r.keys_dropped) + "," + Field("bytes_moved", r.bytes_moved) +
             ",\"repairing\":" + (r.repairing ? "true" : "false") +
-            ",\"catching_up\":" + (r.catching_up ? "true" : "false") + "}";
+            ",\"catching_up\":" + (r.catching_up ? "true" : "false") +
+            ",\"draining\":" + (r.draining ? "true" : "false") + "}";
   }
   json += "}";
   co_return co_await SendJson(ctx, 200, std::move(json));

@@ -19,6 +19,7 @@ namespace asio = boost::asio;
 
 constexpr std::size_t kCatchUpPage = 200;  // version rows a primary scans per call
 constexpr std::chrono::milliseconds kRoundRetry{500};
+constexpr std::chrono::seconds kCatchUpAnswerWithin{5};
 
 bool OwnedBy(const std::vector<KeyOwner>& owners, const std::string& node) {
   for (const auto& owner : owners) {
@@ -37,7 +38,7 @@ asio::awaitable<void> ReplicationNode::CatchUpLoop() {
   while (!stopped_) {
     auto round = co_await CatchUpRound();
     if (round.ok()) {
-      auto marked = co_await cluster_.MarkReady();
+      auto marked = co_await cluster_.Announce(/*ready=*/true, /*draining=*/false);
       if (marked.ok()) {
         spdlog::info("replication: {} caught up and is ready", cluster_.node());
         counters_.catching_up.store(false, std::memory_order_relaxed);
@@ -62,6 +63,8 @@ asio::awaitable<Result<void>> ReplicationNode::CatchUpRound() {
   if (primaries.empty()) {
     co_return Ok();  // the first member, or a whole cluster starting: nobody knows more
   }
+  // A primary that has not seen this gateway join would find no key of it to sync.
+  STRATA_CO_RETURN_IF_ERROR(co_await AwaitViewEverywhere(view->epoch));
   STRATA_CO_TRY(auto buckets, co_await Offload(blocking_, [this] { return store_.ListBuckets(); }));
   for (const MemberInfo* primary : primaries) {
     for (const auto& bucket : buckets) {
@@ -100,44 +103,20 @@ asio::awaitable<Result<void>> ReplicationNode::CatchUpBucket(const std::string& 
 
 asio::awaitable<Result<void>> ReplicationNode::ReconcileHeldKeys(const std::string& bucket_name) {
   const BucketName bucket(bucket_name);
-  std::string marker;
-  while (!stopped_) {
-    auto page = co_await Offload(blocking_, [this, &bucket, &marker] {
-      return index_.ListVersions(bucket, "", marker, "", kCatchUpPage);
-    });
-    if (!page.ok()) {
-      if (page.error().code == ErrorCode::kNoSuchBucket) {
-        co_return Ok();
-      }
-      co_return std::move(page).error();
-    }
-    for (const std::string& key : KeysOfPage(*page, marker)) {
-      const auto owners = cluster_.OwnersOf(bucket_name, key);
-      if (owners.empty() || owners.front().self) {
-        continue;
-      }
-      if (!OwnedBy(owners, cluster_.node())) {
-        if (cluster_.replicas() > 1) {
-          // Not this gateway's key any more: its owners hold it; an old copy here would come
-          // back if this gateway owned it again some day.
-          STRATA_CO_RETURN_IF_ERROR(co_await Offload(blocking_, [this, &bucket, &key] {
-            return store_.ApplyReplica(bucket, ObjectKey(key), {});
-          }));
+  co_return co_await ForEachHeldKey(
+      bucket,
+      [this, &bucket, &bucket_name](const std::string& key) -> asio::awaitable<Result<void>> {
+        const auto owners = cluster_.OwnersOf(bucket_name, key);
+        if (owners.empty() || owners.front().self) {
+          co_return Ok();
         }
-        continue;
-      }
-      PeerRequest request;
-      request.op = kPeerOpKeyPull;
-      request.payload = EncodeKeyRange(KeyRange{bucket_name, key});
-      STRATA_CO_TRY(auto call, co_await cluster_.Call(owners.front().peer, request));
-      STRATA_CO_RETURN_IF_ERROR(co_await call->Response());
-      counters_.keys_pulled.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (!page->truncated) {
-      co_return Ok();
-    }
-  }
-  co_return Error(ErrorCode::kUnavailable, "replication is stopping", true);
+        if (!OwnedBy(owners, cluster_.node())) {
+          co_return co_await DropUnowned(bucket, ObjectKey(key), owners.front().peer);
+        }
+        STRATA_CO_TRY(auto answer, co_await PullKey(owners.front().peer, bucket_name, key));
+        co_await Pace(answer.moved);
+        co_return Ok();
+      });
 }
 
 PeerTask<void> ReplicationNode::ServeCatchUp(PeerIncomingCall& call) {
@@ -153,16 +132,24 @@ PeerTask<void> ReplicationNode::ServeCatchUp(PeerIncomingCall& call) {
     }
     answer.done = true;
   } else {
+    // The caller waits for the answer: a page stops early once it took a while (large
+    // keys, the pacing), well within the transport's I/O timeout.
+    const auto deadline = std::chrono::steady_clock::now() + kCatchUpAnswerWithin;
     std::string last;
+    answer.done = !page->truncated;
     for (const std::string& key : KeysOfPage(*page, last)) {
+      if (!answer.next.empty() && std::chrono::steady_clock::now() >= deadline) {
+        answer.done = false;  // at least one key a call, so the caller's scan advances
+        break;
+      }
+      answer.next = key;
       const auto owners = cluster_.OwnersOf(range.bucket, key);
       if (owners.empty() || !owners.front().self || !OwnedBy(owners, call.peer())) {
         continue;
       }
-      STRATA_CO_RETURN_IF_ERROR(co_await SyncOnCluster(bucket, ObjectKey(key), false));
+      STRATA_CO_TRY(const std::uint64_t moved, co_await MoveKey(bucket, ObjectKey(key)));
+      co_await Pace(moved);
     }
-    answer.done = !page->truncated;
-    answer.next = last;
   }
   PeerResponse response;
   response.payload = EncodeCatchUpAnswer(answer);
@@ -178,19 +165,19 @@ PeerTask<void> ReplicationNode::ServeKeyPull(PeerIncomingCall& call) {
   }
   const BucketName bucket(range.bucket);
   const ObjectKey key(range.key);
-  PeerResponse response;
-  response.payload.push_back(0);
+  PullAnswer answer;
   if (cluster_.replicas() == 1) {
     // The caller may hold the only copy: a key this primary never had stays there.
     STRATA_CO_TRY(auto versions, co_await Offload(blocking_, [this, &bucket, &key] {
                     return index_.KeyVersions(bucket, key, 1);
                   }));
-    if (versions.empty()) {
-      response.payload[0] = 1;
-      co_return co_await call.Respond(std::move(response));
-    }
+    answer.keep = versions.empty();
   }
-  STRATA_CO_RETURN_IF_ERROR(co_await SyncOnCluster(bucket, key, false));
+  if (!answer.keep) {
+    STRATA_CO_TRY(answer.moved, co_await MoveKey(bucket, key));
+  }
+  PeerResponse response;
+  response.payload = EncodePullAnswer(answer);
   co_return co_await call.Respond(std::move(response));
 }
 

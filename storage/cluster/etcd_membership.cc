@@ -41,11 +41,9 @@ std::string EtcdMembership::NameKey(std::string_view cluster, std::string_view n
 std::string EtcdMembership::EncodeMember(const MemberInfo& member) {
   // Node and zone names come from the configuration; dump() refuses bytes that are not
   // UTF-8, so replace them rather than throw.
-  const json j = {{"node", member.node},
-                  {"zone", member.zone},
-                  {"peer", member.peer},
-                  {"capacity_bytes", member.capacity_bytes},
-                  {"ready", member.ready}};
+  const json j = {{"node", member.node},   {"zone", member.zone},
+                  {"peer", member.peer},   {"capacity_bytes", member.capacity_bytes},
+                  {"ready", member.ready}, {"draining", member.draining}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -61,7 +59,9 @@ std::optional<MemberInfo> EtcdMembership::DecodeMember(std::string_view node,
     const auto capacity = j.find("capacity_bytes");
     const auto named = j.find("node");
     const auto ready = j.find("ready");
-    if (ready != j.end() && !ready->is_boolean()) {
+    const auto draining = j.find("draining");
+    if ((ready != j.end() && !ready->is_boolean()) ||
+        (draining != j.end() && !draining->is_boolean())) {
       return std::nullopt;
     }
     if (zone == j.end() || !zone->is_string() || peer == j.end() || !peer->is_string() ||
@@ -73,6 +73,7 @@ std::optional<MemberInfo> EtcdMembership::DecodeMember(std::string_view node,
     m.zone = zone->get<std::string>();
     m.peer = peer->get<std::string>();
     m.ready = ready == j.end() || ready->get<bool>();
+    m.draining = draining != j.end() && draining->get<bool>();
     if (capacity != j.end()) {
       if (!capacity->is_number_unsigned()) {
         return std::nullopt;
@@ -103,25 +104,28 @@ EtcdMembership::~EtcdMembership() {
   tasks_.Cancel();
 }
 
-MemberInfo EtcdMembership::Me(bool ready) const {
+MemberInfo EtcdMembership::Me(bool ready, bool draining) const {
   MemberInfo me;
   me.node = cluster_.node;
   me.zone = cluster_.zone;
   me.peer = cluster_.peer_listen;
   me.capacity_bytes = capacity_bytes_;
   me.ready = ready;
+  me.draining = draining;
   return me;
 }
 
-asio::awaitable<Result<void>> EtcdMembership::MarkReady() {
+asio::awaitable<Result<void>> EtcdMembership::Announce(bool ready, bool draining) {
   if (lease_id_ == 0) {
     co_return Error(ErrorCode::kUnavailable, "cluster: not registered now", true);
   }
-  auto put = co_await client_->Put(prefix_ + cluster_.node, EncodeMember(Me(true)), lease_id_);
+  auto put =
+      co_await client_->Put(prefix_ + cluster_.node, EncodeMember(Me(ready, draining)), lease_id_);
   if (!put.ok()) {
     co_return std::move(put).error();
   }
-  ready_ = true;
+  ready_ = ready;
+  draining_ = draining;
   co_return Ok();
 }
 
@@ -133,7 +137,7 @@ asio::awaitable<Result<std::int64_t>> EtcdMembership::Register() {
   if (!lease.ok()) {
     co_return std::move(lease).error();
   }
-  const MemberInfo me = Me(ready_);
+  const MemberInfo me = Me(ready_, draining_);
   const std::string key = prefix_ + cluster_.node;
   TxnRequest txn;
   txn.compare.push_back(Compare{key, Compare::Target::kCreate, Compare::Op::kEqual, 0, {}});
@@ -283,6 +287,9 @@ asio::awaitable<void> EtcdMembership::KeepAliveLoop() {
       // The lease expired: this member has left the others' views. Join again.
       writes_until_ = SteadyTime::min().time_since_epoch().count();
       lease_id_ = 0;
+      // Others took its keys over meanwhile: it joins afresh and catches up again.
+      ready_ = false;
+      draining_ = false;
       auto again = co_await Register();
       if (again.ok()) {
         spdlog::info("cluster: {} registered again after its lease expired", cluster_.node);

@@ -56,7 +56,7 @@ class EtcdMembership final : public Membership {
 
   boost::asio::awaitable<Result<void>> Start() override;
   boost::asio::awaitable<Result<void>> Stop() override;
-  boost::asio::awaitable<Result<void>> MarkReady() override;
+  boost::asio::awaitable<Result<void>> Announce(bool ready, bool draining) override;
   std::shared_ptr<const MembershipView> View() const override;
   std::uint64_t Subscribe(ViewCallback callback) override;
   void Unsubscribe(std::uint64_t id) override;
@@ -72,8 +72,8 @@ class EtcdMembership final : public Membership {
   static std::optional<MemberInfo> DecodeMember(std::string_view node, std::string_view value);
 
  private:
-  // This gateway's registration, announcing `ready`.
-  MemberInfo Me(bool ready) const;
+  // This gateway's registration, announcing `ready` and `draining`.
+  MemberInfo Me(bool ready, bool draining) const;
   // Grants a lease and creates the member key under it; sets lease_id_ and the fencing
   // deadline; the put's revision.
   boost::asio::awaitable<Result<std::int64_t>> Register();
@@ -99,7 +99,8 @@ class EtcdMembership final : public Membership {
   bool started_ = false;
   bool stopping_ = false;
   std::int64_t lease_id_ = 0;
-  bool ready_ = false;                         // announced in the registration (MarkReady)
+  bool ready_ = false;                         // announced in the registration (Announce)
+  bool draining_ = false;                      // likewise
   SteadyTime renewed_at_{};                    // when the last successful grant or renewal was sent
   std::map<std::string, MemberInfo> members_;  // by node
   std::int64_t epoch_ = 0;

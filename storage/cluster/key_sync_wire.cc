@@ -150,4 +150,22 @@ Result<CatchUpAnswer> DecodeCatchUpAnswer(std::string_view bytes) {
   return answer;
 }
 
+std::string EncodePullAnswer(const PullAnswer& answer) {
+  std::string out;
+  out.push_back(answer.keep ? 1 : 0);
+  PutLe(out, answer.moved, 8);
+  return out;
+}
+
+Result<PullAnswer> DecodePullAnswer(std::string_view bytes) {
+  LeCursor in{bytes};
+  std::uint64_t keep = 0;
+  PullAnswer answer;
+  if (!in.Int(keep, 1) || keep > 1 || !in.Int(answer.moved, 8) || in.left() != 0) {
+    return Malformed("bad key pull answer");
+  }
+  answer.keep = keep == 1;
+  return answer;
+}
+
 }  // namespace strata::storage::cluster

@@ -51,7 +51,8 @@ Result<std::vector<std::uint32_t>> DecodeKeySyncAnswer(std::string_view bytes,
 // the key may be empty for a catch-up from the start). Catch-up answer: a flags byte
 // (bit 0: the bucket is done) and the last key looked at (u32 length and bytes), where the
 // next call starts. Pull answer: a byte, 0 synced, 1 the primary has no version and left
-// the caller's copy as it is.
+// the caller's copy as it is, then the object bytes the primary's sync sent (u64), by
+// which the caller paces its moves.
 struct KeyRange {
   std::string bucket;
   std::string key;
@@ -65,5 +66,12 @@ struct CatchUpAnswer {
 };
 std::string EncodeCatchUpAnswer(const CatchUpAnswer& answer);
 Result<CatchUpAnswer> DecodeCatchUpAnswer(std::string_view bytes);
+
+struct PullAnswer {
+  bool keep = false;        // the primary has no version of the key (replicas = 1)
+  std::uint64_t moved = 0;  // object bytes its sync sent
+};
+std::string EncodePullAnswer(const PullAnswer& answer);
+Result<PullAnswer> DecodePullAnswer(std::string_view bytes);
 
 }  // namespace strata::storage::cluster

@@ -42,7 +42,8 @@ asio::awaitable<Result<void>> ReplicationNode::SyncKey(const BucketName& bucket,
 }
 
 asio::awaitable<Result<void>> ReplicationNode::SyncOnCluster(BucketName bucket, ObjectKey key,
-                                                             bool newest_is_new) {
+                                                             bool newest_is_new,
+                                                             std::uint64_t* sent) {
   if (stopped_) {
     co_return Error(ErrorCode::kUnavailable, "replication is stopping", true);
   }
@@ -75,7 +76,7 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOnCluster(BucketName bucket, 
     if (owner.self) {
       continue;
     }
-    auto synced = co_await SyncOwner(owner, base, local_bytes, newest_is_new);
+    auto synced = co_await SyncOwner(owner, base, local_bytes, newest_is_new, sent);
     if (!synced.ok()) {
       counters_.sync_failures.fetch_add(1, std::memory_order_relaxed);
       spdlog::warn("replication: {}/{} not synced to {}: {}", bucket.str(), key.str(), owner.node,
@@ -91,7 +92,7 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOnCluster(BucketName bucket, 
 asio::awaitable<Result<void>> ReplicationNode::SyncOwner(const KeyOwner& owner,
                                                          const KeySyncRequest& base,
                                                          const std::vector<bool>& local_bytes,
-                                                         bool newest_is_new) {
+                                                         bool newest_is_new, std::uint64_t* sent) {
   KeySyncRequest request = base;
   if (newest_is_new && !local_bytes.empty() && local_bytes.front()) {
     request.versions.front().bytes_follow = true;
@@ -101,7 +102,7 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOwner(const KeyOwner& owner,
     if (stopped_) {
       co_return Error(ErrorCode::kUnavailable, "replication is stopping", true);
     }
-    auto missing = co_await SyncCall(owner.peer, request);
+    auto missing = co_await SyncCall(owner.peer, request, sent);
     if (missing.ok() && missing->empty()) {
       co_return Ok();
     }
@@ -144,7 +145,7 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOwner(const KeyOwner& owner,
 }
 
 asio::awaitable<Result<std::vector<std::uint32_t>>> ReplicationNode::SyncCall(
-    const std::string& peer, const KeySyncRequest& request) {
+    const std::string& peer, const KeySyncRequest& request, std::uint64_t* sent) {
   PeerRequest call_request;
   call_request.op = kPeerOpKeySync;
   call_request.payload = EncodeKeySync(request);
@@ -182,6 +183,9 @@ asio::awaitable<Result<std::vector<std::uint32_t>>> ReplicationNode::SyncCall(
         chunk.resize(*read);
         offset += *read;
         counters_.bytes_sent.fetch_add(*read, std::memory_order_relaxed);
+        if (sent != nullptr) {
+          *sent += *read;
+        }
         STRATA_CO_RETURN_IF_ERROR(co_await call->Write(std::move(chunk)));
       }
     }

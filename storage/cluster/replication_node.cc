@@ -4,8 +4,10 @@ namespace strata::storage {
 
 std::unique_ptr<Replication> Replication::Make(Cluster& cluster, ObjectStore& store,
                                                metadata::Index& index,
-                                               boost::asio::thread_pool& blocking_pool) {
-  return std::make_unique<cluster::ReplicationNode>(cluster, store, index, blocking_pool);
+                                               boost::asio::thread_pool& blocking_pool,
+                                               std::uint64_t move_rate) {
+  return std::make_unique<cluster::ReplicationNode>(cluster, store, index, blocking_pool,
+                                                    move_rate);
 }
 
 namespace cluster {
@@ -23,10 +25,9 @@ void ReplicationNode::Start() {
   cluster_.SetHandler(kPeerOpKeyPull, [this](PeerIncomingCall& call) -> PeerTask<void> {
     return ServeKeyPull(call);
   });
-  tasks_.Spawn(cluster_.executor(), RepairLoop());
-  if (!cluster_.ready()) {
-    tasks_.Spawn(cluster_.executor(), CatchUpLoop());
-  }
+  cluster_.SetHandler(
+      kPeerOpDrain, [this](PeerIncomingCall& call) -> PeerTask<void> { return ServeDrain(call); });
+  tasks_.Spawn(cluster_.executor(), RepairLoop());  // which catches up first when not ready
 }
 
 void ReplicationNode::Stop() {
@@ -37,6 +38,7 @@ void ReplicationNode::Stop() {
     cluster_.SetHandler(kPeerOpKeySync, {});
     cluster_.SetHandler(kPeerOpCatchUp, {});
     cluster_.SetHandler(kPeerOpKeyPull, {});
+    cluster_.SetHandler(kPeerOpDrain, {});
   }
   tasks_.Close();
   tasks_.Cancel();
@@ -60,6 +62,10 @@ ReplicationStats ReplicationNode::Stats() const {
       .repairing = counters_.repairing.load(std::memory_order_relaxed),
       .catching_up = counters_.catching_up.load(std::memory_order_relaxed),
       .keys_pulled = get(counters_.keys_pulled),
+      .draining = counters_.draining.load(std::memory_order_relaxed),
+      .keys_handed_off = get(counters_.keys_handed_off),
+      .keys_dropped = get(counters_.keys_dropped),
+      .bytes_moved = get(counters_.bytes_moved),
   };
 }
 

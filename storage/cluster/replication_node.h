@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,7 +15,8 @@
 #include "common/task_group.h"
 #include "storage/cluster/key_locks.h"
 #include "storage/cluster/key_sync_wire.h"
-#include "storage/placement.h"
+#include "storage/cluster/move_pacer.h"
+#include "storage/ownership.h"
 #include "storage/replication.h"
 
 namespace strata::storage::cluster {
@@ -38,12 +40,18 @@ inline std::vector<std::string> KeysOfPage(const metadata::ListVersionsPage& pag
 class ReplicationNode final : public Replication {
  public:
   ReplicationNode(Cluster& cluster, ObjectStore& store, metadata::Index& index,
-                  boost::asio::thread_pool& blocking_pool)
-      : cluster_(cluster), store_(store), index_(index), blocking_(blocking_pool) {}
+                  boost::asio::thread_pool& blocking_pool, std::uint64_t move_rate)
+      : cluster_(cluster),
+        store_(store),
+        index_(index),
+        blocking_(blocking_pool),
+        pacer_(move_rate) {}
   ~ReplicationNode() override { Stop(); }
 
   boost::asio::awaitable<Result<void>> SyncKey(const BucketName& bucket, const ObjectKey& key,
                                                bool newest_is_new) override;
+  Result<void> Drain() override;
+  boost::asio::awaitable<Result<void>> DrainMember(std::string node) override;
   void Start() override;
   void Stop() override;
   ReplicationStats Stats() const override;
@@ -62,21 +70,48 @@ class ReplicationNode final : public Replication {
     std::atomic<bool> repairing{false};
     std::atomic<bool> catching_up{false};
     std::atomic<std::uint64_t> keys_pulled{0};
+    std::atomic<bool> draining{false};
+    std::atomic<std::uint64_t> keys_handed_off{0};
+    std::atomic<std::uint64_t> keys_dropped{0};
+    std::atomic<std::uint64_t> bytes_moved{0};
   };
 
   // primary_sync.cc. On the cluster's executor: the key's state as here now, to every
-  // other owner, under the key's lock.
+  // other owner, under the key's lock; `sent` (when given) counts the object bytes sent.
   boost::asio::awaitable<Result<void>> SyncOnCluster(BucketName bucket, ObjectKey key,
-                                                     bool newest_is_new);
+                                                     bool newest_is_new,
+                                                     std::uint64_t* sent = nullptr);
   // One owner brought to the state `base` (read under the key's lock); `local_bytes[i]`:
   // version i has bytes here that a replica needs.
   boost::asio::awaitable<Result<void>> SyncOwner(const KeyOwner& owner, const KeySyncRequest& base,
                                                  const std::vector<bool>& local_bytes,
-                                                 bool newest_is_new);
+                                                 bool newest_is_new, std::uint64_t* sent);
   // One call: the records with `send` flagged versions' bytes. The replica's missing
   // indexes (empty: applied).
-  boost::asio::awaitable<Result<std::vector<std::uint32_t>>> SyncCall(
-      const std::string& peer, const KeySyncRequest& request);
+  boost::asio::awaitable<Result<std::vector<std::uint32_t>>> SyncCall(const std::string& peer,
+                                                                      const KeySyncRequest& request,
+                                                                      std::uint64_t* sent);
+
+  // moves.cc: the pieces every background move is made of.
+  // A sync in the background (repair, catch-up, drain): the object bytes it sent, counted
+  // as moved. The caller paces by them (Pace).
+  boost::asio::awaitable<Result<std::uint64_t>> MoveKey(const BucketName& bucket,
+                                                        const ObjectKey& key);
+  // Waits as the pacer says after `bytes` were moved.
+  boost::asio::awaitable<void> Pace(std::uint64_t bytes);
+  // Asks `primary` to sync the key to its owners (kPeerOpKeyPull).
+  boost::asio::awaitable<Result<PullAnswer>> PullKey(const std::string& primary,
+                                                     const std::string& bucket,
+                                                     const std::string& key);
+  // Waits until every other member answers a ping with `epoch` or a later one, so that a
+  // call made next is served in a view at least as new as this gateway's. kUnavailable
+  // (retryable) when one does not within a few seconds.
+  boost::asio::awaitable<Result<void>> AwaitViewEverywhere(std::int64_t epoch);
+  // The keys of `bucket` held here, a page at a time, each given to `visit`; stops at the
+  // first error. Ok when the bucket is gone.
+  boost::asio::awaitable<Result<void>> ForEachHeldKey(
+      const BucketName& bucket,
+      const std::function<boost::asio::awaitable<Result<void>>(const std::string&)>& visit);
 
   // replica_sync.cc: serves one kPeerOpKeySync call.
   PeerTask<void> ServeSync(PeerIncomingCall& call);
@@ -97,16 +132,31 @@ class ReplicationNode final : public Replication {
   PeerTask<void> ServeKeyPull(PeerIncomingCall& call);
 
   // replication_repair.cc: after each membership change, syncs the keys this gateway is
-  // now the primary of whose owners changed.
+  // now the primary of whose owners changed, and once no member joins or drains, drops
+  // the copies of keys it no longer owns. Runs the catch-up whenever this gateway is not
+  // ready (it joined, or registered again after its lease expired).
   boost::asio::awaitable<void> RepairLoop();
-  boost::asio::awaitable<Result<bool>> RepairScan(const Placement& before, std::int64_t epoch);
+  boost::asio::awaitable<Result<bool>> RepairScan(const Ownership& before, std::int64_t epoch);
+  // A key held here that this gateway does not own: dropped once its primary synced it to
+  // its owners (kept when the primary has no version of it and replicas = 1).
+  boost::asio::awaitable<Result<void>> DropUnowned(const BucketName& bucket, const ObjectKey& key,
+                                                   const std::string& primary);
+
+  // drain.cc: this gateway's keys handed to their next owners, then announced drained.
+  // On the cluster's executor: asks member `node` to drain (kPeerOpDrain).
+  boost::asio::awaitable<Result<void>> AskToDrain(std::string node);
+  PeerTask<void> ServeDrain(PeerIncomingCall& call);
+  boost::asio::awaitable<void> DrainLoop();
+  boost::asio::awaitable<Result<void>> DrainRound();
 
   Cluster& cluster_;
   ObjectStore& store_;
   metadata::Index& index_;
   boost::asio::thread_pool& blocking_;
   KeyLocks locks_;   // the primary's per-key order of syncs
-  TaskGroup tasks_;  // the repair loop
+  MovePacer pacer_;  // the background moves' rate (the cluster's executor)
+  TaskGroup tasks_;  // the repair loop, a drain
+  std::atomic<bool> drain_started_{false};
   bool started_ = false;
   std::atomic<bool> stopped_{false};
   Counters counters_;

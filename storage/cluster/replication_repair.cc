@@ -1,6 +1,7 @@
 // ReplicationNode, the background repair: after a membership change, the primary of each
-// key whose owners changed syncs it to them, one key at a time, so a member that died
-// leaves its keys with fewer copies for seconds, not until their next write.
+// key whose owners changed syncs it to them, one key at a time and paced, so a member that
+// died leaves its keys with fewer copies for seconds, not until their next write; once no
+// member joins or drains, the copies of keys a member no longer owns are dropped.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,8 +10,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
-#include <set>
 
+#include "common/co_try.h"
 #include "common/offload.h"
 #include "storage/cluster/replication_node.h"
 
@@ -21,16 +22,32 @@ namespace asio = boost::asio;
 
 // How often the loop looks at the membership's epoch.
 constexpr std::chrono::milliseconds kViewPoll{250};
-constexpr std::size_t kScanPage = 1000;
+
+std::vector<std::string> Sorted(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 }  // namespace
 
 asio::awaitable<void> ReplicationNode::RepairLoop() {
-  // The view whose owners every key here was last brought to: the one at start (a member
-  // that joins is brought up to date by the others, whose owners changed).
+  // The view whose owners every key here was last brought to: the one at start, or the
+  // first one in which this gateway is ready after it caught up (the others brought it up
+  // to date then, and moved the keys whose owners changed).
   auto baseline = cluster_.View();
   asio::steady_timer timer(co_await asio::this_coro::executor);
   while (!stopped_) {
+    if (!cluster_.ready() && !cluster_.draining()) {
+      // Joined, or registered again after its lease expired: the primary of nothing until
+      // it caught up.
+      co_await CatchUpLoop();
+      while (!stopped_ && !cluster_.ready()) {
+        timer.expires_after(kViewPoll);
+        co_await timer.async_wait(asio::use_awaitable);  // throws when cancelled
+      }
+      baseline = cluster_.View();
+      continue;
+    }
     timer.expires_after(kViewPoll);
     co_await timer.async_wait(asio::use_awaitable);  // throws when cancelled: the loop ends
     const auto view = cluster_.View();
@@ -38,7 +55,7 @@ asio::awaitable<void> ReplicationNode::RepairLoop() {
       continue;
     }
     counters_.repairing.store(true, std::memory_order_relaxed);
-    const Placement before(baseline->PlacementMembers());
+    const Ownership before(baseline, static_cast<std::size_t>(cluster_.replicas()));
     auto finished = co_await RepairScan(before, view->epoch);
     counters_.repairing.store(false, std::memory_order_relaxed);
     if (!finished.ok()) {
@@ -51,59 +68,74 @@ asio::awaitable<void> ReplicationNode::RepairLoop() {
   }
 }
 
-asio::awaitable<Result<bool>> ReplicationNode::RepairScan(const Placement& before,
+asio::awaitable<Result<bool>> ReplicationNode::RepairScan(const Ownership& before,
                                                           std::int64_t epoch) {
-  auto buckets = co_await Offload(blocking_, [this] { return store_.ListBuckets(); });
-  if (!buckets.ok()) {
-    co_return std::move(buckets).error();
+  STRATA_CO_TRY(auto buckets, co_await Offload(blocking_, [this] { return store_.ListBuckets(); }));
+  const Ownership now(cluster_.View(), static_cast<std::size_t>(cluster_.replicas()));
+  if (now.view().epoch != epoch) {
+    co_return false;
   }
-  const auto replicas = static_cast<std::size_t>(cluster_.replicas());
+  // Copies of keys this gateway no longer owns are dropped only once the change settled:
+  // while a member joins or drains, the keys' old owners go on answering.
+  const bool drop_unowned = !now.Moving() && cluster_.ready();
   std::uint64_t failed = 0;
-  for (const auto& bucket : *buckets) {
-    std::string marker;
-    while (true) {
-      auto page = co_await Offload(blocking_, [this, &bucket, &marker] {
-        return index_.ListVersions(bucket.name, "", marker, "", kScanPage);
-      });
-      if (!page.ok()) {
-        if (page.error().code == ErrorCode::kNoSuchBucket) {
-          break;  // deleted meanwhile
-        }
-        co_return std::move(page).error();
-      }
-      for (const std::string& key : KeysOfPage(*page, marker)) {
-        if (stopped_ || cluster_.View()->epoch != epoch) {
-          co_return false;  // the view moved on: scan again against the same baseline
-        }
-        const auto now = cluster_.OwnersOf(bucket.name.view(), key);
-        if (now.empty() || !now.front().self) {
-          continue;
-        }
-        std::set<std::string> was;
-        for (const std::size_t index : before.Owners(bucket.name.view(), key, replicas)) {
-          was.insert(before.members()[index].node);
-        }
-        std::set<std::string> is;
-        for (const auto& owner : now) {
-          is.insert(owner.node);
-        }
-        if (was == is) {
-          continue;
-        }
-        auto synced = co_await SyncOnCluster(bucket.name, ObjectKey(key), false);
-        if (synced.ok()) {
-          counters_.keys_repaired.fetch_add(1, std::memory_order_relaxed);
-        } else {
-          ++failed;
-        }
-      }
-      if (!page->truncated) {
-        break;
-      }
+  bool moved_on = false;
+  for (const auto& bucket : buckets) {
+    const std::string_view bucket_name = bucket.name.view();
+    auto scanned = co_await ForEachHeldKey(
+        bucket.name, [&](const std::string& key) -> asio::awaitable<Result<void>> {
+          if (stopped_ || cluster_.View()->epoch != epoch) {
+            moved_on = true;  // scan again against the same baseline
+            co_return Error(ErrorCode::kUnavailable, "the view moved on", true);
+          }
+          const auto owners = now.OwnerNames(bucket_name, key);
+          if (owners.empty()) {
+            co_return Ok();
+          }
+          if (owners.front() != cluster_.node()) {
+            if (drop_unowned &&
+                std::find(owners.begin(), owners.end(), cluster_.node()) == owners.end()) {
+              const MemberInfo* primary = now.view().Find(owners.front());
+              auto dropped = co_await DropUnowned(bucket.name, ObjectKey(key), primary->peer);
+              if (!dropped.ok()) {
+                ++failed;
+              }
+            }
+            co_return Ok();
+          }
+          if (Sorted(before.OwnerNames(bucket_name, key)) == Sorted(owners)) {
+            co_return Ok();
+          }
+          auto moved = co_await MoveKey(bucket.name, ObjectKey(key));
+          if (moved.ok()) {
+            counters_.keys_repaired.fetch_add(1, std::memory_order_relaxed);
+            co_await Pace(*moved);
+          } else {
+            ++failed;
+          }
+          co_return Ok();
+        });
+    if (moved_on) {
+      co_return false;
     }
+    STRATA_CO_RETURN_IF_ERROR(scanned);
   }
   counters_.under_replicated.store(failed, std::memory_order_relaxed);
   co_return failed == 0;
+}
+
+asio::awaitable<Result<void>> ReplicationNode::DropUnowned(const BucketName& bucket,
+                                                           const ObjectKey& key,
+                                                           const std::string& primary) {
+  STRATA_CO_TRY(auto answer, co_await PullKey(primary, bucket.str(), key.str()));
+  co_await Pace(answer.moved);
+  if (answer.keep) {
+    co_return Ok();  // replicas = 1 and the primary lacks it: this may be its only copy
+  }
+  STRATA_CO_RETURN_IF_ERROR(co_await Offload(
+      blocking_, [this, &bucket, &key] { return store_.ApplyReplica(bucket, key, {}); }));
+  counters_.keys_dropped.fetch_add(1, std::memory_order_relaxed);
+  co_return Ok();
 }
 
 }  // namespace strata::storage::cluster

@@ -39,6 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto answer = strata::storage::cluster::DecodeCatchUpAnswer(all); answer.ok()) {
     FUZZ_CHECK(strata::storage::cluster::EncodeCatchUpAnswer(*answer) == all, all);
   }
+  if (auto answer = strata::storage::cluster::DecodePullAnswer(all); answer.ok()) {
+    FUZZ_CHECK(strata::storage::cluster::EncodePullAnswer(*answer) == all, all);
+  }
   const std::size_t versions = size == 0 ? 0 : data[0];
   if (auto answer = DecodeKeySyncAnswer(all.substr(size == 0 ? 0 : 1), versions); answer.ok()) {
     for (std::size_t i = 0; i < answer->size(); ++i) {

@@ -25,7 +25,7 @@ std::optional<std::string> ClusterTable(const std::string& text) {
                       "; this gateway " + std::string(doc.at("node").as_string()) + " (zone " +
                       std::string(doc.at("zone").as_string()) + "), writes " +
                       (doc.at("may_accept_writes").as_bool() ? "accepted" : "FENCED") + "\n\n";
-    TextTable table({"NODE", "ZONE", "PEER", "REACHABLE", "POOL", "RTT"}, 4);
+    TextTable table({"NODE", "ZONE", "STATE", "PEER", "REACHABLE", "POOL", "RTT"}, 4);
     for (const auto& item : members) {
       const json::object& m = item.as_object();
       std::string node(m.at("node").as_string());
@@ -42,10 +42,42 @@ std::optional<std::string> ClusterTable(const std::string& text) {
           rtt = ms;
         }
       }
-      table.Add({node, std::string(m.at("zone").as_string()), std::string(m.at("peer").as_string()),
-                 reachable, HumanBytes(m.at("capacity_bytes").to_number<double>()), rtt});
+      const json::value* state = m.if_contains("state");
+      table.Add({node, std::string(m.at("zone").as_string()),
+                 state != nullptr ? std::string(state->as_string()) : "ready",
+                 std::string(m.at("peer").as_string()), reachable,
+                 HumanBytes(m.at("capacity_bytes").to_number<double>()), rtt});
     }
-    return out + table.Render();
+    out += table.Render();
+    if (const json::value* r = doc.if_contains("replication")) {
+      const json::object& rep = r->as_object();
+      auto count = [&rep](const char* name) {
+        return std::to_string(rep.at(name).to_number<std::uint64_t>());
+      };
+      out += "\nthis gateway's moves: " + count("keys_repaired") + " keys repaired, " +
+             count("under_replicated") + " under-replicated, " + count("keys_pulled") +
+             " pulled, " + count("keys_handed_off") + " handed off, " + count("keys_dropped") +
+             " dropped, " + HumanBytes(rep.at("bytes_moved").to_number<double>()) + " moved" +
+             (rep.at("catching_up").as_bool() ? "; catching up" : "") +
+             (rep.at("draining").as_bool() ? "; draining" : "") +
+             (rep.at("repairing").as_bool() ? "; repairing" : "") + "\n";
+    }
+    return out;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> MemberStateOf(const std::string& text, const std::string& node) {
+  try {
+    const json::object doc = json::parse(text).as_object();
+    for (const auto& item : doc.at("members").as_array()) {
+      const json::object& m = item.as_object();
+      if (m.at("node").as_string() == node) {
+        return std::string(m.at("state").as_string());
+      }
+    }
+    return std::nullopt;
   } catch (const std::exception&) {
     return std::nullopt;
   }

@@ -12,4 +12,9 @@ namespace strata::admin {
 // cluster" for a gateway without one. nullopt when `json` is not such a document.
 std::optional<std::string> ClusterTable(const std::string& json);
 
+// The state ("ready", "joining", "draining", "drained") of member `node` in such a
+// document: what `cluster drain --wait` waits for. nullopt when `json` is not such a
+// document or has no such member.
+std::optional<std::string> MemberStateOf(const std::string& json, const std::string& node);
+
 }  // namespace strata::admin

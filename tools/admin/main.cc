@@ -13,6 +13,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -46,6 +47,7 @@ int Usage() {
                "       strata-admin [--config FILE] prefetch list | status ID | cancel ID\n"
                "       strata-admin [--config FILE] scrub status | start [--wait [SECONDS]]\n"
                "       strata-admin [--config FILE] cluster status [--json]\n"
+               "       strata-admin [--config FILE] cluster drain NODE [--wait [SECONDS]]\n"
                "  writeback  the write-back backlog: objects, bytes, age of the oldest, failing\n"
                "  flush      pushes the backlog upstream now and waits until it is empty\n"
                "             (exit 0), or until the timeout (default 60 s; exit 1)\n"
@@ -61,7 +63,9 @@ int Usage() {
                "             has completed (default at most 3600 s; exit 1 past it)\n"
                "  cluster    the gateway's view of its cluster: members, zones, epoch,\n"
                "             whether it accepts writes, and a ping of each member over the\n"
-               "             peer transport\n");
+               "             peer transport; drain hands NODE's keys to their next owners\n"
+               "             in the background (--wait: until it owns none and may be\n"
+               "             stopped, default at most 3600 s; exit 1 past it)\n");
   return 2;
 }
 
@@ -176,6 +180,60 @@ int Call(const Config& config, http::verb verb, const std::string& path, const s
     return Exchange(stream, req, take_body);
   } catch (const std::exception& e) {
     return Fail("cannot reach strata at " + host_header + ": " + e.what());
+  }
+}
+
+// `cluster drain NODE [--wait [SECONDS]]`: starts the drain through this gateway; with
+// --wait, polls the cluster view (this gateway's, which the drained member's announcement
+// reaches within a watch's latency) until NODE is drained.
+int DrainNode(const Config& config, const std::vector<std::string>& args) {
+  const std::string& node = args[2];
+  bool wait = false;
+  long seconds = 3600;
+  for (std::size_t i = 3; i < args.size(); ++i) {
+    if (args[i] != "--wait" || wait) {
+      return Usage();
+    }
+    wait = true;
+    if (i + 1 < args.size()) {
+      char* end = nullptr;
+      seconds = std::strtol(args[i + 1].c_str(), &end, 10);
+      if (end == args[i + 1].c_str() || *end != '\0' || seconds <= 0) {
+        return Usage();
+      }
+      ++i;
+    }
+  }
+  const int rc = Call(config, http::verb::post, "/_strata/admin/cluster/drain",
+                      "node=" + strata::auth::UriEncode(node, true));
+  if (rc != 0 || !wait) {
+    return rc;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  std::string last;
+  for (;;) {
+    std::optional<std::string> state;
+    const int polled = Call(config, http::verb::get, "/_strata/admin/cluster", "probe=false",
+                            [&](const std::string& body) {
+                              state = strata::admin::MemberStateOf(body, node);
+                              return state ? 0 : Fail("no member " + node + " in: " + body);
+                            });
+    if (polled != 0) {
+      return polled;
+    }
+    const std::string line = node + ": " + *state;
+    if (line != last) {
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+      last = line;
+    }
+    if (*state == "drained") {
+      return 0;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Fail(node + " is not drained after " + std::to_string(seconds) + " s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 }
 
@@ -336,6 +394,9 @@ int main(int argc, char** argv) {
                   std::fputs(table->c_str(), stdout);
                   return 0;
                 });
+  }
+  if (args.size() >= 3 && args[0] == "cluster" && args[1] == "drain") {
+    return DrainNode(*config, args);
   }
   if (args.size() == 2 && args[0] == "scrub" && args[1] == "status") {
     return Call(*config, http::verb::get, "/_strata/admin/scrub", "");

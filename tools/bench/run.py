@@ -462,14 +462,12 @@ http {{
         wait_port(port, self.procs["etcd"])
         return url
 
-    def start_cluster(self, etcd, replicas, members=3):
-        """`members` gateways in distinct zones, one cluster (its own etcd prefix) with
-        `replicas` copies of each key; returns their URLs once each sees all members."""
-        urls = []
+    def start_member(self, etcd, replicas, i):
+        """Gateway gw-`i` (zone-`i`) of the cluster with `replicas` copies of each key;
+        returns its URL once it serves."""
+        port = free_port()
         name = f"bench-r{replicas}"
-        for i in range(1, members + 1):
-            port = free_port()
-            cluster = f"""
+        cluster = f"""
 [cluster]
 name = "{name}"
 node = "gw-{i}"
@@ -479,9 +477,14 @@ etcd = ["{etcd}"]
 replicas = {replicas}
 secret = "bench-cluster-secret-0123456789"
 """
-            conf = self.strata_config(True, f"{name}-gw{i}", port, cluster)
-            self.spawn_strata(f"{name}-gw{i}", conf, port)
-            urls.append(f"http://127.0.0.1:{port}")
+        conf = self.strata_config(True, f"{name}-gw{i}", port, cluster)
+        self.spawn_strata(f"{name}-gw{i}", conf, port)
+        return f"http://127.0.0.1:{port}"
+
+    def start_cluster(self, etcd, replicas, members=3):
+        """`members` gateways in distinct zones, one cluster (its own etcd prefix) with
+        `replicas` copies of each key; returns their URLs once each sees all members."""
+        urls = [self.start_member(etcd, replicas, i) for i in range(1, members + 1)]
         end = time.time() + 60
         for url in urls:
             while self.admin_json(url, "/_strata/admin/cluster?probe=false")["members"].__len__() \
@@ -490,6 +493,41 @@ secret = "bench-cluster-secret-0123456789"
                     raise RuntimeError(f"{url} did not see {members} members")
                 time.sleep(0.1)
         return urls
+
+    def join_fourth(self, etcd, replicas, urls):
+        """Adds gw-4 to the three-member cluster at `urls` holding the bucket "bench": the
+        copies moved (dropped by the members that lost a key to gw-4, once it caught up)
+        against the ideal keys x replicas / 4, the bytes moved and the time until the
+        change settled (every member ready, no scan running, nothing under-replicated)."""
+        import boto3
+        s3 = boto3.client("s3", endpoint_url=urls[0], aws_access_key_id=ACCESS,
+                          aws_secret_access_key=SECRET, region_name=REGION)
+        keys = sum(page.get("KeyCount", 0) for page in
+                   s3.get_paginator("list_objects_v2").paginate(Bucket="bench"))
+        started = time.time()
+        urls = urls + [self.start_member(etcd, replicas, 4)]
+        end = started + 600
+        while True:
+            views = [self.admin_json(url, "/_strata/admin/cluster?probe=false") for url in urls]
+            done = all(len(v["members"]) == 4 and all(m["state"] == "ready" for m in v["members"])
+                       and not v["replication"]["repairing"] and not v["replication"]["catching_up"]
+                       and v["replication"]["under_replicated"] == 0 for v in views)
+            dropped = sum(v["replication"]["keys_dropped"] for v in views[:3])
+            if done and len({v["epoch"] for v in views}) == 1 and dropped > 0:
+                # A last look a moment later: a scan may have been about to start.
+                time.sleep(1)
+                again = [self.admin_json(url, "/_strata/admin/cluster?probe=false")
+                         for url in urls]
+                if all(not v["replication"]["repairing"] for v in again) and \
+                        sum(v["replication"]["keys_dropped"] for v in again[:3]) == dropped:
+                    break
+            if time.time() > end:
+                raise RuntimeError("the fourth member's join did not settle in 600 s")
+            time.sleep(0.2)
+        seconds = time.time() - started
+        moved_bytes = sum(v["replication"]["bytes_moved"] for v in views)
+        return {"keys": keys, "moved": dropped, "ideal": keys * replicas / 4,
+                "seconds": seconds, "bytes": moved_bytes}
 
     def stop_cluster(self, replicas, members=3):
         for i in range(1, members + 1):
@@ -540,7 +578,9 @@ secret = "bench-cluster-secret-0123456789"
             results[replicas] = self.load(f"cluster PUT 1 MiB r{replicas}", "strata", *put,
                                           url=urls[0])
             if replicas == 3:
-                self.stop_cluster(replicas)
+                # The PUT load left keys of 1 MiB: a fourth member joins.
+                join = self.join_fourth(etcd, replicas, urls)
+                self.stop_cluster(replicas, members=4)
                 continue
             # Warm against hot: read through urls[0] the keys it owns, and the others'.
             small = ["--bucket", "bench", "--key-prefix", "warm/s", "--count", 300]
@@ -575,6 +615,12 @@ secret = "bench-cluster-secret-0123456789"
         self.ratio_row("cluster GET 64 MiB, 4 conn: warm (through a non-owner) vs hot (on "
                        "the owner)", rows[("64 MiB", "warm")], rows[("64 MiB", "hot")],
                        "mb_per_s", 0.7, "MB/s", "hot")
+        moved = join["moved"] / join["ideal"]
+        self.row(f"cluster join: a 4th member joins 3 holding {join['keys']:,} keys of 1 MiB "
+                 "(replicas = 3): copies moved vs the ideal keys x replicas / members",
+                 f"{join['moved']:,} copies ({join['bytes'] / MIB:,.0f} MiB sent, settled in "
+                 f"{join['seconds']:.1f} s)", f"{join['ideal']:,.0f} (ideal)", round(moved, 3),
+                 "<= 1.2x", moved <= 1.2, "copies")
 
     def restore_tier(self):
         """RestoreObject of GLACIER objects that only the upstream holds: n x 64 MiB asked

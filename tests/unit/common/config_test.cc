@@ -586,6 +586,7 @@ TEST(ConfigTest, ClusterDefaults) {
   EXPECT_EQ(c.lease_ttl, milliseconds(5'000));
   EXPECT_EQ(c.name, "strata");
   EXPECT_EQ(c.transport, ClusterTransport::kAuto);
+  EXPECT_EQ(c.move_rate, std::uint64_t{256} << 20);
 }
 
 TEST(ConfigTest, ClusterTransport) {
@@ -604,9 +605,10 @@ TEST(ConfigTest, ClusterTransport) {
 
 TEST(ConfigTest, ClusterEveryKey) {
   auto r = ParseConfig(Cluster("zone = \"rack-1\"\nreplicas = 1\nlease_ttl = \"2s\"\n"
-                               "name = \"prod.eu-1\"\n"),
+                               "name = \"prod.eu-1\"\nmove_rate = \"40MiB\"\n"),
                        "t");
   ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->cluster->move_rate, std::uint64_t{40} << 20);
   EXPECT_EQ(r->cluster->zone, "rack-1");
   EXPECT_EQ(r->cluster->replicas, 1);
   EXPECT_EQ(r->cluster->lease_ttl, milliseconds(2'000));
@@ -650,6 +652,8 @@ TEST(ConfigTest, ClusterBadValues) {
   EXPECT_CONFIG_ERROR(Cluster("lease_ttl = \"2500ms\"\n"), "cluster.lease_ttl:", "whole");
   EXPECT_CONFIG_ERROR(Cluster("lease_ttl = 5\n"), "cluster.lease_ttl:", "duration");
   EXPECT_CONFIG_ERROR(Cluster("lease_ttl = \"0s\"\n"), "cluster.lease_ttl:");
+  EXPECT_CONFIG_ERROR(Cluster("move_rate = 0\n"), "cluster.move_rate:", "more than 0");
+  EXPECT_CONFIG_ERROR(Cluster("move_rate = \"fast\"\n"), "cluster.move_rate:");
   const auto replace = [](std::string_view from, std::string_view to) {
     std::string s = Cluster("");
     s.replace(s.find(from), from.size(), to);

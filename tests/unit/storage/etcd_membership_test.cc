@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "storage/membership.h"
+#include "storage/ownership.h"
 #include "tests/unit/ci_skip.h"
 #include "tests/unit/storage/etcd_test_server.h"
 
@@ -128,12 +129,26 @@ TEST(EtcdMembershipCodecTest, MemberRoundTripAndJunk) {
   EXPECT_EQ(back->zone, "rack-1");
   EXPECT_EQ(back->peer, "127.0.0.1:9100");
   EXPECT_EQ(back->capacity_bytes, 200ull << 30);
+  EXPECT_TRUE(back->ready);
+  EXPECT_FALSE(back->draining);
+  m.ready = false;
+  m.draining = true;
+  back = EtcdMembership::DecodeMember("gw-a", EtcdMembership::EncodeMember(m));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_FALSE(back->ready);
+  EXPECT_TRUE(back->draining);
+  // An older registration, without the flags: ready, not draining.
+  back = EtcdMembership::DecodeMember("gw-a", "{\"zone\":\"z\",\"peer\":\"p\"}");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_TRUE(back->ready);
+  EXPECT_FALSE(back->draining);
   EXPECT_FALSE(EtcdMembership::DecodeMember("gw-b", EtcdMembership::EncodeMember(m)))
       << "a value naming another node than its key";
-  for (const char* junk :
-       {"", "{", "[]", "5", "{\"zone\":1,\"peer\":\"p\"}", "{\"zone\":\"z\"}",
-        "{\"zone\":\"z\",\"peer\":\"p\",\"capacity_bytes\":-1}",
-        "{\"zone\":\"z\",\"peer\":\"p\",\"capacity_bytes\":\"big\"}", "\xff\xfe"}) {
+  for (const char* junk : {"", "{", "[]", "5", "{\"zone\":1,\"peer\":\"p\"}", "{\"zone\":\"z\"}",
+                           "{\"zone\":\"z\",\"peer\":\"p\",\"capacity_bytes\":-1}",
+                           "{\"zone\":\"z\",\"peer\":\"p\",\"capacity_bytes\":\"big\"}",
+                           "{\"zone\":\"z\",\"peer\":\"p\",\"ready\":1}",
+                           "{\"zone\":\"z\",\"peer\":\"p\",\"draining\":\"yes\"}", "\xff\xfe"}) {
     EXPECT_FALSE(EtcdMembership::DecodeMember("n", junk)) << junk;
   }
   EXPECT_EQ(EtcdMembership::MembersPrefix("strata"), "/strata/members/");
@@ -162,10 +177,19 @@ TEST_F(EtcdMembershipTest, TwoMembersSeeEachOtherAndTheSameEpoch) {
   EXPECT_EQ(seen->zone, "zone-b");
   EXPECT_EQ(seen->peer, "127.0.0.1:9101");
   EXPECT_EQ(seen->capacity_bytes, 1001u);
-  // Placement over either view gives the same owners.
-  Placement pa(a.View()->PlacementMembers());
-  Placement pb(b.View()->PlacementMembers());
-  EXPECT_EQ(pa.Owners("bucket", "key", 3), pb.Owners("bucket", "key", 3));
+  // Ownership over either view gives the same owners.
+  EXPECT_EQ(Ownership(a.View(), 3).OwnerNames("bucket", "key"),
+            Ownership(b.View(), 3).OwnerNames("bucket", "key"));
+  // A member joins not ready; what it announces reaches the others.
+  EXPECT_FALSE(seen->ready);
+  ASSERT_TRUE(io_.Run(b.Announce(true, true)).ok());
+  ASSERT_TRUE(a_views.WaitFor(
+      [](const MembershipView& v) {
+        const MemberInfo* m = v.Find("b");
+        return m != nullptr && m->ready && m->draining;
+      },
+      milliseconds(5'000)));
+  EXPECT_GT(a.View()->epoch, epoch);
 }
 
 TEST_F(EtcdMembershipTest, AMemberThatStopsLeavesAtOnce) {
@@ -290,16 +314,20 @@ TEST_F(EtcdMembershipTest, AMemberWhoseLeaseExpiredJoinsAgain) {
   ASSERT_TRUE(io_.Run(a.Start()).ok());
   Views a_views(a);
   ASSERT_TRUE(io_.Run(m.Start()).ok());
-  ASSERT_TRUE(a_views.WaitFor([](const MembershipView& v) { return v.members.size() == 2; },
-                              milliseconds(5'000)));
+  ASSERT_TRUE(io_.Run(m.Announce(true, false)).ok());
+  ASSERT_TRUE(a_views.WaitFor(
+      [](const MembershipView& v) { return v.members.size() == 2 && v.Find("m")->ready; },
+      milliseconds(5'000)));
   proxy.Cut();
   ASSERT_TRUE(a_views.WaitFor([](const MembershipView& v) { return v.members.size() == 1; },
                               milliseconds(8'000)));
   EXPECT_FALSE(m.MayAcceptWrites());
-  // etcd is back: m's next renewal finds its lease gone and registers again.
+  // etcd is back: m's next renewal finds its lease gone and registers again, not ready:
+  // others served its keys meanwhile, so it catches up again before it serves.
   proxy.Restore();
   ASSERT_TRUE(a_views.WaitFor([](const MembershipView& v) { return v.members.size() == 2; },
                               milliseconds(5'000)));
+  EXPECT_FALSE(a.View()->Find("m")->ready);
   ASSERT_TRUE(Eventually([&] { return m.MayAcceptWrites(); }, milliseconds(3'000)));
   Views m_views(m);
   ASSERT_TRUE(m_views.WaitFor(

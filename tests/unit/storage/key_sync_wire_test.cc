@@ -139,5 +139,20 @@ TEST(KeySyncWire, CatchUpMessagesRoundTripAndBadOnesAreRefused) {
   EXPECT_FALSE(DecodeCatchUpAnswer("").ok());
 }
 
+TEST(KeySyncWire, PullAnswerRoundTripsAndRefusesDamage) {
+  const std::string bytes = EncodePullAnswer(PullAnswer{true, 5'000'000'000});
+  auto answer = DecodePullAnswer(bytes);
+  ASSERT_TRUE(answer.ok());
+  EXPECT_TRUE(answer->keep);
+  EXPECT_EQ(answer->moved, 5'000'000'000u);
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
+    EXPECT_FALSE(DecodePullAnswer(bytes.substr(0, cut)).ok()) << cut;
+  }
+  EXPECT_FALSE(DecodePullAnswer(bytes + "x").ok());
+  std::string bad = bytes;
+  bad[0] = 2;  // neither synced nor keep
+  EXPECT_FALSE(DecodePullAnswer(bad).ok());
+}
+
 }  // namespace
 }  // namespace strata::storage::cluster
