@@ -143,6 +143,14 @@ int main(int argc, char** argv) {
     (*catalog)->SetEmptinessCheck([&services](const BucketName& name) {
       return gateway::CheckBucketEmptyInCluster(services, name.str());
     });
+    // Users made with strata-admin are the cluster's: this gateway's index mirrors them.
+    auto users = cluster->StartUsers(**index);
+    if (!users.ok()) {
+      cluster->Stop();
+      return Fail("cluster " + config->cluster->name +
+                  ": cannot read the users: " + users.error().message);
+    }
+    services.users = *users;
     // Every key's other owners hold its changes before they are acknowledged.
     replication = storage::Replication::Make(*cluster, store, **index, blocking_pool,
                                              config->cluster->move_rate);

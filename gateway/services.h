@@ -33,6 +33,10 @@ struct Services {
   // already set on `store`; nullptr without. The request path asks it when the local
   // mirror has no such bucket.
   storage::SharedCatalog* catalog = nullptr;
+  // The cluster's users (storage/shared_users.h) with a [cluster] section, mirrored into
+  // the index the credentials are read from; nullptr without. The admin API makes and
+  // removes users through it.
+  storage::SharedUsers* users = nullptr;
   // The key copies on the other owners (storage/replication.h) with a [cluster] section;
   // nullptr without. A change served here as a key's primary is synced before its answer.
   storage::Replication* replication = nullptr;

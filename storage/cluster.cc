@@ -23,6 +23,7 @@
 
 #include "common/task_group.h"
 #include "storage/cluster/etcd_catalog.h"
+#include "storage/cluster/etcd_users.h"
 #include "storage/ownership.h"
 #include "storage/peer/make_transport.h"
 
@@ -108,6 +109,9 @@ class ClusterNode final : public Cluster {
     stopped_ = true;
     if (catalog_) {
       (void)asio::co_spawn(io_, catalog_->Stop(), asio::use_future).get();
+    }
+    if (users_) {
+      (void)asio::co_spawn(io_, users_->Stop(), asio::use_future).get();
     }
     if (joined_) {
       membership_->Unsubscribe(subscription_);
@@ -196,30 +200,49 @@ class ClusterNode final : public Cluster {
     if (catalog_ || !joined_ || stopped_) {
       return Error(ErrorCode::kInvalidRequest, "cluster: the catalog starts once, after Start");
     }
-    // A client of its own: the catalog's calls never queue behind the membership's.
+    auto catalog = StartMirror<cluster::EtcdCatalog>(mirror);
+    if (!catalog.ok()) {
+      return std::move(catalog).error();
+    }
+    catalog_ = std::move(catalog).value();
+    return static_cast<SharedCatalog*>(catalog_.get());
+  }
+
+  Result<SharedUsers*> StartUsers(metadata::BucketCatalog& mirror) override {
+    if (users_ || !joined_ || stopped_) {
+      return Error(ErrorCode::kInvalidRequest, "cluster: the users start once, after Start");
+    }
+    auto users = StartMirror<cluster::EtcdUsers>(mirror);
+    if (!users.ok()) {
+      return std::move(users).error();
+    }
+    users_ = std::move(users).value();
+    return static_cast<SharedUsers*>(users_.get());
+  }
+
+ private:
+  // A mirror of an etcd prefix (the catalog, the users), made with a client of its own (its
+  // calls never queue behind the membership's) and started on the cluster's thread.
+  template <typename Mirror, typename Target>
+  Result<std::unique_ptr<Mirror>> StartMirror(Target& target) {
     auto client = cluster::EtcdClient::Make(io_.get_executor(), config_.etcd, {});
     if (!client.ok()) {
       return std::move(client).error();
     }
-    auto catalog = std::make_unique<cluster::EtcdCatalog>(io_, config_.name,
-                                                          std::move(client).value(), mirror);
-    auto started = asio::co_spawn(io_, catalog->Start(), asio::use_future).get();
+    auto mirror = std::make_unique<Mirror>(io_, config_.name, std::move(client).value(), target);
+    auto started = asio::co_spawn(io_, mirror->Start(), asio::use_future).get();
     if (!started.ok()) {
       // Dropped on the cluster's thread, which its client's sockets belong to.
       asio::co_spawn(
-          io_, [dropped = std::move(catalog)]() -> asio::awaitable<void> { co_return; },
+          io_, [dropped = std::move(mirror)]() -> asio::awaitable<void> { co_return; },
           asio::use_future)
           .get();
       return std::move(started).error();
     }
-    catalog_ = std::move(catalog);
-    return static_cast<SharedCatalog*>(catalog_.get());
+    return mirror;
   }
 
- private:
-  // The key's owners by placement, those ready first (the first is the primary), then
-  // those catching up (replicas meanwhile); when none is ready, the first ready member in
-  // the key's order serves as its primary until one is.
+  // The key's owners as storage/ownership.h names them over the current view.
   std::vector<KeyOwner> Owners(std::string_view bucket, std::string_view key) const {
     const auto routing = routing_.load(std::memory_order_acquire);
     std::vector<KeyOwner> owners;
@@ -389,6 +412,7 @@ class ClusterNode final : public Cluster {
   std::unique_ptr<PeerTransport> transport_;
   std::function<PeerTransportCounters()> transport_counters_;
   std::unique_ptr<cluster::EtcdCatalog> catalog_;  // after StartCatalog
+  std::unique_ptr<cluster::EtcdUsers> users_;      // after StartUsers
   std::thread thread_;
   std::uint64_t subscription_ = 0;
   std::atomic<std::shared_ptr<const Routing>> routing_;

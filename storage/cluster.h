@@ -27,9 +27,11 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/error.h"
+#include "metadata/bucket_catalog.h"
 #include "storage/membership.h"
 #include "storage/peer_transport.h"
 #include "storage/shared_catalog.h"
+#include "storage/shared_users.h"
 
 namespace strata::storage {
 
@@ -146,6 +148,11 @@ class Cluster {
   // it first (the reconcile) and then kept so by a watch. Owned by the cluster, stopped by
   // Stop. Once; kUnavailable when etcd cannot be reached (nothing runs then).
   virtual Result<SharedCatalog*> StartCatalog(BucketMirror& mirror) = 0;
+  // After Start: the cluster's users (storage/shared_users.h), kept in etcd under
+  // /<name>/users/, with `mirror`'s user records (which outlive the cluster's Stop) made
+  // equal to them first and then kept so by a watch. Owned by the cluster, stopped by
+  // Stop. Once; kUnavailable when etcd cannot be reached (nothing runs then).
+  virtual Result<SharedUsers*> StartUsers(metadata::BucketCatalog& mirror) = 0;
 };
 
 }  // namespace strata::storage

@@ -120,8 +120,18 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
       metadata::UserRecord user{
           access_key, NewSecret(),
           ctx.target.Param("admin") == std::optional<std::string_view>("true"), ctx.NowMs()};
-      STRATA_CO_RETURN_IF_ERROR(
-          co_await Offload(ctx.services.blocking_pool, [&] { return index.PutUser(user); }));
+      if (ctx.services.users != nullptr) {
+        // Cluster-wide, once: another gateway may have taken the key a moment ago.
+        STRATA_CO_TRY(const bool created, co_await Offload(ctx.services.blocking_pool, [&] {
+                        return ctx.services.users->Create(user);
+                      }));
+        if (!created) {
+          co_return Error(ErrorCode::kAlreadyExists, "user " + access_key + " already exists");
+        }
+      } else {
+        STRATA_CO_RETURN_IF_ERROR(
+            co_await Offload(ctx.services.blocking_pool, [&] { return index.PutUser(user); }));
+      }
       co_return co_await SendJson(ctx, 200,
                                   "{\"access_key\":\"" + JsonEscape(user.access_key) +
                                       "\",\"secret_key\":\"" + user.secret_key +
@@ -132,8 +142,10 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
         co_return Error(ErrorCode::kInvalidRequest,
                         "user " + access_key + " comes from the config file; remove it there");
       }
-      STRATA_CO_RETURN_IF_ERROR(co_await Offload(ctx.services.blocking_pool,
-                                                 [&] { return index.DeleteUser(access_key); }));
+      STRATA_CO_RETURN_IF_ERROR(co_await Offload(ctx.services.blocking_pool, [&] {
+        return ctx.services.users != nullptr ? ctx.services.users->Remove(access_key)
+                                             : index.DeleteUser(access_key);
+      }));
       co_return co_await SendEmpty(ctx, 204);
     }
   }

@@ -65,7 +65,12 @@ EtcdCatalog::EtcdCatalog(asio::io_context& io, std::string cluster_name,
           return Ok();
         }
         return empty;
-      }) {}
+      }) {
+  follower_.prefix = prefix_;
+  follower_.what = "the bucket catalog of cluster " + cluster_;
+  follower_.apply = [this](const WatchBatch& batch) { ApplyEvents(batch); };
+  follower_.reread = [this] { return Reconcile(); };
+}
 
 EtcdCatalog::~EtcdCatalog() {
   tasks_.Close();
@@ -217,31 +222,31 @@ void EtcdCatalog::SetEmptinessCheck(EmptinessCheck check) {
 
 void EtcdCatalog::Apply(const std::string& name, const BucketRecord* record,
                         std::int64_t revision) {
-  std::lock_guard lock(apply_mu_);
-  if (revision <= passed_) {
-    return;  // the watch applied this state, or a newer one
-  }
-  auto [it, fresh] = applied_.emplace(name, revision);
-  if (!fresh) {
-    if (revision <= it->second) {
-      return;
+  gate_.Apply(name, revision, [&] {
+    auto done = record != nullptr ? mirror_.MirrorBucket(*record)
+                                  : mirror_.UnmirrorBucket(BucketName(name));
+    if (!done.ok()) {
+      // A removal refused for objects still here, or a failed index write: the local
+      // catalog differs from etcd's until the next change of this bucket or the next start.
+      spdlog::warn("cluster {}: bucket {} as of revision {} could not be applied here: {}",
+                   cluster_, name, revision, done.error().message);
     }
-    it->second = revision;
-  }
-  auto done =
-      record != nullptr ? mirror_.MirrorBucket(*record) : mirror_.UnmirrorBucket(BucketName(name));
-  if (!done.ok()) {
-    // A removal refused for objects still here, or a failed index write: the local
-    // catalog differs from etcd's until the next change of this bucket or the next start.
-    spdlog::warn("cluster {}: bucket {} as of revision {} could not be applied here: {}", cluster_,
-                 name, revision, done.error().message);
-  }
+  });
 }
 
-void EtcdCatalog::Passed(std::int64_t revision) {
-  std::lock_guard lock(apply_mu_);
-  passed_ = std::max(passed_, revision);
-  std::erase_if(applied_, [this](const auto& entry) { return entry.second <= passed_; });
+void EtcdCatalog::ApplyEvents(const WatchBatch& batch) {
+  for (const WatchEvent& event : batch.events) {
+    const KeyValue& kv = event.kv;
+    if (kv.key.compare(0, prefix_.size(), prefix_) != 0) {
+      continue;
+    }
+    if (event.type == WatchEvent::Type::kDelete) {
+      Apply(kv.key.substr(prefix_.size()), nullptr, kv.mod_revision);
+    } else if (auto record = Decode(kv); record.ok()) {
+      Apply(record->name.str(), &*record, kv.mod_revision);
+    }
+  }
+  gate_.Passed(batch.events.back().kv.mod_revision);
 }
 
 asio::awaitable<Result<void>> EtcdCatalog::Start() {
@@ -249,7 +254,8 @@ asio::awaitable<Result<void>> EtcdCatalog::Start() {
   if (!read.ok()) {
     co_return std::move(read).error();
   }
-  tasks_.Spawn(io_.get_executor(), WatchLoop(*read + 1));
+  tasks_.Spawn(io_.get_executor(),
+               FollowPrefix(io_, *client_, follower_, *read + 1, stopping_, watch_, kWatchRetry));
   co_return Ok();
 }
 
@@ -268,35 +274,19 @@ Task<std::int64_t> EtcdCatalog::Reconcile() {
   // Every bucket, page by page at the first page's revision: one consistent state.
   std::map<std::string, std::pair<BucketRecord, std::int64_t>> remote;
   std::set<std::string> refused;  // keys whose value is not a bucket: left alone locally
-  std::int64_t revision = 0;
-  std::string from = prefix_;
-  const std::string end = PrefixEnd(prefix_);
-  for (bool more = true; more;) {
-    RangeRequest request;
-    request.key = from;
-    request.range_end = end;
-    request.limit = kReconcilePage;
-    request.revision = revision;
-    auto page = co_await client_->Range(std::move(request));
-    if (!page.ok()) {
-      co_return std::move(page).error();
-    }
-    if (revision == 0) {
-      revision = page->revision;
-    }
-    for (const KeyValue& kv : page->kvs) {
-      auto record = Decode(kv);
-      if (record.ok()) {
-        std::string name = record->name.str();
-        remote.insert_or_assign(std::move(name),
-                                std::pair(std::move(record).value(), kv.mod_revision));
-      } else {
-        refused.insert(kv.key.substr(prefix_.size()));
-      }
-    }
-    more = page->more && !page->kvs.empty();
-    if (more) {
-      from = page->kvs.back().key + '\0';
+  auto snapshot = co_await ReadPrefix(*client_, prefix_, kReconcilePage);
+  if (!snapshot.ok()) {
+    co_return std::move(snapshot).error();
+  }
+  const std::int64_t revision = snapshot->revision;
+  for (const KeyValue& kv : snapshot->kvs) {
+    auto record = Decode(kv);
+    if (record.ok()) {
+      std::string name = record->name.str();
+      remote.insert_or_assign(std::move(name),
+                              std::pair(std::move(record).value(), kv.mod_revision));
+    } else {
+      refused.insert(kv.key.substr(prefix_.size()));
     }
   }
   auto local = mirror_.MirroredBuckets();
@@ -314,84 +304,25 @@ Task<std::int64_t> EtcdCatalog::Reconcile() {
     if (remote.contains(name) || refused.contains(name)) {
       continue;
     }
-    // Gone from etcd (removed while this gateway was away). Removed here too when empty;
-    // a bucket with objects here stays, so no object is ever dropped by a reconcile.
-    std::lock_guard lock(apply_mu_);
-    if (auto it = applied_.find(name); it != applied_.end() && it->second > revision) {
-      continue;  // created after the read: newer than what the read says
-    }
-    auto dropped = mirror_.UnmirrorBucket(bucket.name);
-    if (dropped.ok()) {
-      ++removed;
-    } else {
-      spdlog::warn(
-          "cluster {}: bucket {} is gone from the cluster's catalog but still holds objects "
-          "here ({}): kept on this gateway only (empty it, or create it again, to settle it)",
-          cluster_, name, dropped.error().message);
-    }
+    // Gone from etcd (removed while this gateway was away). Removed here too when empty
+    // (unless created after the read); a bucket with objects here stays, so no object is
+    // ever dropped by a reconcile.
+    gate_.Apply(name, revision, [&] {
+      auto dropped = mirror_.UnmirrorBucket(bucket.name);
+      if (dropped.ok()) {
+        ++removed;
+      } else {
+        spdlog::warn(
+            "cluster {}: bucket {} is gone from the cluster's catalog but still holds objects "
+            "here ({}): kept on this gateway only (empty it, or create it again, to settle it)",
+            cluster_, name, dropped.error().message);
+      }
+    });
   }
-  Passed(revision);
+  gate_.Passed(revision);
   spdlog::info("cluster {}: bucket catalog at revision {}: {} buckets, {} removed here", cluster_,
                revision, created, removed);
   co_return revision;
-}
-
-asio::awaitable<void> EtcdCatalog::WatchLoop(std::int64_t from_revision) {
-  asio::steady_timer timer(io_);
-  std::int64_t next = from_revision;
-  const std::string end = PrefixEnd(prefix_);
-  while (!stopping_) {
-    auto opened = co_await client_->Watch(prefix_, end, next);
-    if (stopping_) {
-      break;
-    }
-    if (opened.ok()) {
-      std::unique_ptr<EtcdWatch> watch = std::move(opened).value();
-      // Stop closes the stream through watch_; a cancelled frame unwinds past here too.
-      struct Published {
-        EtcdWatch*& slot;
-        ~Published() { slot = nullptr; }
-      } published{watch_};
-      watch_ = watch.get();
-      for (;;) {
-        auto batch = co_await watch->Next();
-        if (!batch.ok()) {
-          opened = std::move(batch).error();
-          break;
-        }
-        for (const WatchEvent& event : batch->events) {
-          const KeyValue& kv = event.kv;
-          if (kv.key.compare(0, prefix_.size(), prefix_) != 0) {
-            continue;
-          }
-          if (event.type == WatchEvent::Type::kDelete) {
-            Apply(kv.key.substr(prefix_.size()), nullptr, kv.mod_revision);
-          } else if (auto record = Decode(kv); record.ok()) {
-            Apply(record->name.str(), &*record, kv.mod_revision);
-          }
-        }
-        // Events come in revision order: go on after the last one seen.
-        const std::int64_t last = batch->events.back().kv.mod_revision;
-        Passed(last);
-        next = std::max(next, last + 1);
-      }
-      if (stopping_) {
-        break;
-      }
-    }
-    spdlog::warn("cluster {}: lost its watch of the bucket catalog: {}", cluster_,
-                 opened.error().message);
-    if (opened.error().code == ErrorCode::kPreconditionFailed) {
-      // Compacted past the last event seen: read everything again and go on from there.
-      auto read = co_await Reconcile();
-      if (read.ok()) {
-        next = *read + 1;
-      }
-    }
-    timer.expires_after(kWatchRetry);
-    boost::system::error_code ec;
-    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-  }
 }
 
 }  // namespace strata::storage::cluster

@@ -36,6 +36,7 @@
 
 #include "common/task_group.h"
 #include "storage/cluster/etcd_client.h"
+#include "storage/cluster/prefix_follow.h"
 #include "storage/shared_catalog.h"
 
 namespace strata::storage::cluster {
@@ -75,13 +76,11 @@ class EtcdCatalog final : public SharedCatalog {
   Task<std::optional<metadata::BucketRecord>> LookupHere(std::string name);
   // The reconcile: reads every bucket and applies the difference; the read's revision.
   Task<std::int64_t> Reconcile();
-  boost::asio::awaitable<void> WatchLoop(std::int64_t from_revision);
+  void ApplyEvents(const WatchBatch& batch);
 
   // Applies `record` (nullptr: the bucket's removal) as of etcd's `revision` to the mirror,
   // unless a state at least as new was applied already. Any thread.
   void Apply(const std::string& name, const metadata::BucketRecord* record, std::int64_t revision);
-  // Forgets the per-name revisions the watch has passed (they can no longer matter).
-  void Passed(std::int64_t revision);
 
   boost::asio::io_context& io_;
   const std::string cluster_;
@@ -92,11 +91,8 @@ class EtcdCatalog final : public SharedCatalog {
   std::mutex check_mu_;  // guards check_
   EmptinessCheck check_;
 
-  std::mutex apply_mu_;  // guards the two below; held while the mirror is written
-  // Every change up to this revision is reflected in the mirror (the watch's position).
-  std::int64_t passed_ = 0;
-  // Names applied at a revision above passed_, with that revision (deletes included).
-  std::map<std::string, std::int64_t> applied_;
+  RevisionGate gate_;  // orders the mirror's writes by etcd's revision
+  PrefixFollower follower_;
 
   // The executor's thread only.
   bool stopping_ = false;

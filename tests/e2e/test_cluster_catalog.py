@@ -8,6 +8,9 @@
     us-east-1, whose legacy answer is 200), BucketAlreadyExists for another user.
   - Versioning enabled through A is seen through B (the watch; polled, bounded).
   - DeleteBucket through C removes it everywhere: Head answers 404 through A and B.
+  - A user made with `strata-admin user create` through A signs requests through B and C
+    (on keys whichever gateway owns); the same access key cannot be made again through C;
+    removed through B, it is refused (InvalidAccessKeyId) through all three.
 One cluster serves the whole module (a few seconds to start).
 """
 import time
@@ -15,7 +18,7 @@ import time
 import botocore.exceptions
 import pytest
 
-from conftest import OTHER_AK, OTHER_SK, StrataServer, make_client
+from conftest import OTHER_AK, OTHER_SK, StrataServer, admin, make_client, run_admin
 from etcd import EtcdServer
 from test_cluster import cluster_overrides
 
@@ -120,3 +123,42 @@ def test_delete_through_one_gateway_removes_it_everywhere(gateways):
     b.create_bucket(Bucket="cat-doomed",
                     CreateBucketConfiguration={"LocationConstraint": REGION})
     a.head_bucket(Bucket="cat-doomed")
+
+
+def test_a_user_made_through_one_gateway_signs_everywhere(gateways):
+    from test_admin import parse_credentials
+    a, b, c = gateways
+    ak, sk = parse_credentials(admin(a, "user", "create", "cluster-user-1"))
+    # Mirrored through etcd's watch: within milliseconds on B and C.
+    for gw in (b, c):
+        eventually(lambda: ak in admin(gw, "user", "list"), f"{ak} listed through {gw.port}")
+    bucket = "users-everywhere"
+    make_client(b, ak, sk).create_bucket(Bucket=bucket)
+    for i, gw in enumerate(gateways):
+        user = make_client(gw, ak, sk)
+        for k in range(6):  # keys of every owner
+            user.put_object(Bucket=bucket, Key=f"{i}/{k}", Body=b"by the new user")
+    for gw in gateways:
+        user = make_client(gw, ak, sk)
+        assert user.list_objects_v2(Bucket=bucket)["KeyCount"] == 18
+        assert user.get_object(Bucket=bucket, Key="2/5")["Body"].read() == b"by the new user"
+
+    res = run_admin(c.config_path, "user", "create", "cluster-user-1")
+    assert res.returncode != 0, res.stdout
+    assert "exists" in (res.stdout + res.stderr).lower(), res
+
+    user = make_client(a, ak, sk)
+    for i in range(3):
+        for k in range(6):
+            user.delete_object(Bucket=bucket, Key=f"{i}/{k}")
+    user.delete_bucket(Bucket=bucket)
+    admin(b, "user", "delete", ak)
+
+    def refused(gw):
+        try:
+            make_client(gw, ak, sk).list_buckets()
+            return False
+        except botocore.exceptions.ClientError as e:
+            return e.response["Error"]["Code"] == "InvalidAccessKeyId"
+    for gw in gateways:
+        eventually(lambda: refused(gw), f"{ak} refused through {gw.port}")
