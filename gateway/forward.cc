@@ -15,7 +15,6 @@
 #include "gateway/forward_wire.h"
 #include "gateway/forwarded_exchange.h"
 #include "gateway/handlers/context.h"
-#include "gateway/handlers/copy_source.h"
 #include "storage/cluster.h"
 
 namespace strata::gateway {
@@ -70,27 +69,6 @@ ForwardedRequestHead RequestHeadOf(const RequestContext& ctx) {
     head.fields.emplace_back(field.name_string(), field.value());
   }
   return head;
-}
-
-// A copy is served by the destination key's owner, which reads the source from its own
-// index: a source another member owns cannot be read there yet, so such a copy is refused
-// plainly (501) rather than answered NoSuchKey.
-Result<void> CheckCopySourceOwner(const RequestContext& ctx, S3Operation op,
-                                  const storage::KeyOwner& owner) {
-  if (op != S3Operation::kCopyObject && op != S3Operation::kUploadPartCopy) {
-    return Ok();
-  }
-  auto source = ParseCopySource(ctx.Header("x-amz-copy-source"));
-  if (!source.ok()) {
-    return Ok();  // the owner answers the malformed header as S3 does
-  }
-  auto source_owner = ctx.services.cluster->PrimaryOf(source->bucket, source->key);
-  if (source_owner && source_owner->node != owner.node) {
-    return Error(ErrorCode::kNotImplemented,
-                 "A copy between keys that different gateways of the cluster own is not "
-                 "supported yet");
-  }
-  return Ok();
 }
 
 // The owner's answer to a call whose request (and body) went: the peer response and the
@@ -260,7 +238,6 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
   if (!owner) {
     co_return false;
   }
-  STRATA_CO_RETURN_IF_ERROR(CheckCopySourceOwner(ctx, op, *owner));
   if (owner->self) {
     co_return false;
   }

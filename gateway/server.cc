@@ -23,6 +23,7 @@
 #include "gateway/cluster_listing.h"
 #include "gateway/connection_limit.h"
 #include "gateway/forward.h"
+#include "gateway/remote_copy_source.h"
 #include "gateway/session.h"
 #include "storage/data_path.h"
 
@@ -250,6 +251,7 @@ struct Server::Impl {
       services.cluster->SetHandler(storage::kPeerOpS3Request, {});
       services.cluster->SetHandler(storage::kPeerOpListing, {});
       services.cluster->SetHandler(storage::kPeerOpS3FanOut, {});
+      services.cluster->SetHandler(storage::kPeerOpReadVersion, {});
     }
     for (auto& core : cores) {
       asio::post(core->ioc, [c = core.get()] {
@@ -414,6 +416,10 @@ void Server::Run() {
     cluster->SetHandler(storage::kPeerOpListing,
                         [impl = impl_.get()](storage::PeerIncomingCall& call) {
                           return ServeListing(call, impl->services);
+                        });
+    cluster->SetHandler(storage::kPeerOpReadVersion,
+                        [impl = impl_.get()](storage::PeerIncomingCall& call) {
+                          return ServeReadVersion(call, impl->services);
                         });
   }
 

@@ -36,14 +36,15 @@
 namespace strata::storage {
 
 // The ops of the peer calls between gateways (PeerRequest::op).
-inline constexpr std::uint32_t kPeerOpPing = 1;       // -> payload "<node> <epoch>"
-inline constexpr std::uint32_t kPeerOpS3Request = 2;  // gateway/forward.h
-inline constexpr std::uint32_t kPeerOpListing = 3;    // gateway/cluster_listing.h
-inline constexpr std::uint32_t kPeerOpS3FanOut = 4;   // gateway/forward.h (FanOut)
-inline constexpr std::uint32_t kPeerOpKeySync = 5;    // storage/replication.h
-inline constexpr std::uint32_t kPeerOpCatchUp = 6;    // storage/replication.h
-inline constexpr std::uint32_t kPeerOpKeyPull = 7;    // storage/replication.h
-inline constexpr std::uint32_t kPeerOpDrain = 8;      // storage/replication.h
+inline constexpr std::uint32_t kPeerOpPing = 1;         // -> payload "<node> <epoch>"
+inline constexpr std::uint32_t kPeerOpS3Request = 2;    // gateway/forward.h
+inline constexpr std::uint32_t kPeerOpListing = 3;      // gateway/cluster_listing.h
+inline constexpr std::uint32_t kPeerOpS3FanOut = 4;     // gateway/forward.h (FanOut)
+inline constexpr std::uint32_t kPeerOpKeySync = 5;      // storage/replication.h
+inline constexpr std::uint32_t kPeerOpCatchUp = 6;      // storage/replication.h
+inline constexpr std::uint32_t kPeerOpKeyPull = 7;      // storage/replication.h
+inline constexpr std::uint32_t kPeerOpDrain = 8;        // storage/replication.h
+inline constexpr std::uint32_t kPeerOpReadVersion = 9;  // gateway/remote_copy_source.h
 
 // Who answers for a key: its primary owner under the current membership view.
 struct KeyOwner {

@@ -1,10 +1,12 @@
 // CopyObject: a new object from an existing one's bytes, which the store shares instead
-// of copying (storage::ObjectStore::CopyObject).
+// of copying (storage::ObjectStore::CopyObject); a source another member of the cluster
+// owns is streamed from it into a new write (gateway/remote_copy_source.h).
 #include "common/http_time.h"
 #include "common/offload.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/copy_source.h"
 #include "gateway/handlers/object_io.h"
+#include "gateway/remote_copy_source.h"
 #include "gateway/xml.h"
 
 namespace strata::gateway {
@@ -47,9 +49,21 @@ HandlerResult CopyObject(RequestContext& ctx) {
   }
 
   auto& store = ctx.services.store;
-  STRATA_CO_TRY(auto copied, co_await Offload(ctx.services.blocking_pool, [&] {
-                  return store.CopyObject(source, std::move(record));
-                }));
+  metadata::ObjectRecord copied;
+  if (auto owner = RemoteSourceOwner(ctx)) {
+    // The bytes stream from the source's owner; the checksums the source has are computed
+    // again over them, as S3 keeps the source's algorithm on a copy.
+    STRATA_CO_TRY(auto write, store.BeginWrite(record.bucket, ChecksumAlgorithmsOf(source)));
+    STRATA_CO_RETURN_IF_ERROR(
+        co_await CopyRemoteBytes(ctx, *owner, source, 0, source.size, *write));
+    STRATA_CO_TRY(copied, co_await Offload(ctx.services.blocking_pool, [&] {
+                    return store.CommitWrite(std::move(write), std::move(record));
+                  }));
+  } else {
+    STRATA_CO_TRY(copied, co_await Offload(ctx.services.blocking_pool, [&] {
+                    return store.CopyObject(source, std::move(record));
+                  }));
+  }
   ResponseHeader header;
   SetVersionHeader(ctx, copied.version_id, header);
   if (source.version_id.str() != "null") {

@@ -6,6 +6,7 @@
 #include "common/utf8.h"
 #include "gateway/conditions.h"
 #include "gateway/handlers/read_through.h"
+#include "gateway/remote_copy_source.h"
 #include "metadata/read_inline.h"
 
 namespace strata::gateway {
@@ -79,10 +80,18 @@ Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx) {
   if (!source.ok()) {
     return std::move(source).error();
   }
-  if (source->delete_marker) {
+  if (auto checked = CheckCopySourceVersion(ctx, *name, *source); !checked.ok()) {
+    return std::move(checked).error();
+  }
+  return source;
+}
+
+Result<void> CheckCopySourceVersion(const RequestContext& ctx, const CopySourceName& name,
+                                    const metadata::ObjectRecord& source) {
+  if (source.delete_marker) {
     // S3: the current version being a marker means no such key; naming a marker's id is
     // a request that cannot be served.
-    if (name->version_id.empty()) {
+    if (name.version_id.empty()) {
       return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
     }
     return Error(ErrorCode::kInvalidRequest,
@@ -94,11 +103,11 @@ Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx) {
                            ctx.Header("x-amz-copy-source-if-modified-since"),
                            ctx.Header("x-amz-copy-source-if-unmodified-since")};
   // For a copy, every failed condition is 412 (there is nothing to answer 304 to).
-  if (EvaluatePreconditions(conditions, source->etag, source->last_modified_ms)) {
+  if (EvaluatePreconditions(conditions, source.etag, source.last_modified_ms)) {
     return Error(ErrorCode::kPreconditionFailed,
                  "At least one of the pre-conditions you specified did not hold");
   }
-  return source;
+  return Ok();
 }
 
 namespace {
@@ -112,6 +121,9 @@ boost::asio::awaitable<Result<metadata::ObjectRecord>> ReadCopySourceInline(Requ
 }  // namespace
 
 boost::asio::awaitable<Result<metadata::ObjectRecord>> ResolveCopySource(RequestContext& ctx) {
+  if (auto owner = RemoteSourceOwner(ctx)) {
+    co_return co_await ReadRemoteSource(ctx, *owner);  // its bytes come with the copy
+  }
   auto source = co_await ReadCopySourceInline(ctx);
   auto& engine = ctx.services.engine;
   if (!engine.has_upstream()) {

@@ -23,6 +23,12 @@ struct CopySourceName {
 // kInvalidArgument when it does not name a bucket and a key.
 Result<CopySourceName> ParseCopySource(std::string_view header);
 
+// The checks of a source version found (here or on its owner): a delete marker is
+// kNoSuchKey (current) or kInvalidRequest (named by id); a failed x-amz-copy-source-if-*
+// condition kPreconditionFailed.
+Result<void> CheckCopySourceVersion(const RequestContext& ctx, const CopySourceName& name,
+                                    const metadata::ObjectRecord& source);
+
 // The source's current record, after checking that the caller may read its bucket
 // (kNoSuchBucket, kAccessDenied), that it exists (kNoSuchKey) and that the
 // x-amz-copy-source-if-* conditions hold (kPreconditionFailed).

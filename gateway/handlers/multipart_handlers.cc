@@ -9,6 +9,7 @@
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/copy_source.h"
 #include "gateway/handlers/object_io.h"
+#include "gateway/remote_copy_source.h"
 #include "gateway/xml.h"
 #include "metadata/read_inline.h"
 
@@ -134,9 +135,24 @@ HandlerResult UploadPartCopy(RequestContext& ctx) {
                     "copy source: 5368709120");
   }
   auto& store = ctx.services.store;
-  STRATA_CO_TRY(auto part, co_await Offload(ctx.services.blocking_pool, [&] {
-                  return store.CopyPart(source, range.first, range.length, upload, number);
-                }));
+  metadata::PartRecord part;
+  if (auto owner = RemoteSourceOwner(ctx)) {
+    // The range streams from the source's owner into a part written here.
+    std::vector<storage::ChecksumAlgorithm> algorithms;
+    if (auto algorithm = storage::ParseChecksumAlgorithm(upload.checksum_algorithm)) {
+      algorithms.push_back(*algorithm);
+    }
+    STRATA_CO_TRY(auto write, store.BeginWrite(upload.object.bucket, algorithms));
+    STRATA_CO_RETURN_IF_ERROR(
+        co_await CopyRemoteBytes(ctx, *owner, source, range.first, range.length, *write));
+    STRATA_CO_TRY(part, co_await Offload(ctx.services.blocking_pool, [&] {
+                    return store.CommitPart(std::move(write), upload, number);
+                  }));
+  } else {
+    STRATA_CO_TRY(part, co_await Offload(ctx.services.blocking_pool, [&] {
+                    return store.CopyPart(source, range.first, range.length, upload, number);
+                  }));
+  }
   XmlWriter xml("CopyPartResult");
   xml.Element("LastModified", FormatIso8601(part.last_modified_ms))
       .Element("ETag", "\"" + part.etag + "\"");

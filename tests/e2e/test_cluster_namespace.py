@@ -7,6 +7,8 @@ to which the other gateways forward it over the peer port (gateway/forward.h).
     through a gateway that does not own the key.
   - Overwrite and delete through one gateway, read through another at once: never stale.
   - A multipart upload's parts may arrive through different gateways.
+  - CopyObject and UploadPartCopy work whichever members own the source and the
+    destination (the destination's primary streams the source from the source's).
   - Errors are the owner's S3 errors; a bad signature is refused where it arrives.
   - Keys spread over the three owners (each serves forwarded calls).
 """
@@ -262,23 +264,78 @@ def test_delete_objects_reaches_every_owner(trio):
             a.head_object(Bucket="shared", Key=key)
 
 
-def test_copies_within_one_owner_work_and_across_owners_are_refused_plainly(trio):
+def owner_of(gw, key, bucket="shared"):
+    from test_cluster_failover import owners
+    return owners(gw, key, bucket)[0]
+
+
+def test_copies_work_within_and_across_owners(trio):
     a, b, c = clients(trio)
-    a.put_object(Bucket="shared", Key="copy/source", Body=b"the source")
-    copied, refused = 0, 0
-    for i in range(30):
-        try:
-            b.copy_object(Bucket="shared", Key=f"copy/dest-{i}",
-                          CopySource={"Bucket": "shared", "Key": "copy/source"})
-        except botocore.exceptions.ClientError as err:
-            assert err.response["Error"]["Code"] == "NotImplemented"
-            assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 501
-            refused += 1
-            continue
-        assert c.get_object(Bucket="shared", Key=f"copy/dest-{i}")["Body"].read() == b"the source"
-        copied += 1
-    # Keys spread over three owners: both cases occur (each all but certainly).
-    assert copied > 0 and refused > 0, (copied, refused)
+    body = os.urandom(3 * 1024 * 1024 + 17)
+    a.put_object(Bucket="shared", Key="copy/source", Body=body, Metadata={"origin": "a"},
+                 ChecksumAlgorithm="SHA256")
+    source_owner = owner_of(trio[0], "copy/source")
+    across = 0
+    for i in range(24):
+        dest = f"copy/dest-{i}"
+        answer = b.copy_object(Bucket="shared", Key=dest,
+                               CopySource={"Bucket": "shared", "Key": "copy/source"})
+        assert answer["CopyObjectResult"]["ETag"]
+        got = c.get_object(Bucket="shared", Key=dest)
+        assert got["Body"].read() == body, dest
+        assert got["Metadata"] == {"origin": "a"}
+        across += owner_of(trio[0], dest) != source_owner
+    # Keys spread over three owners: copies across owners happen (all but certainly).
+    assert across > 0
+    # REPLACE metadata, across owners too; the copy keeps the source's checksum algorithm.
+    b.copy_object(Bucket="shared", Key="copy/replaced", MetadataDirective="REPLACE",
+                  Metadata={"new": "yes"}, ContentType="text/x-copied",
+                  CopySource={"Bucket": "shared", "Key": "copy/source"})
+    head = a.head_object(Bucket="shared", Key="copy/replaced", ChecksumMode="ENABLED")
+    assert head["Metadata"] == {"new": "yes"} and head["ContentType"] == "text/x-copied"
+    assert head["ChecksumSHA256"] == a.head_object(Bucket="shared", Key="copy/source",
+                                                   ChecksumMode="ENABLED")["ChecksumSHA256"]
+    # The source's conditions and a missing source answer as S3 does, through any gateway.
+    with pytest.raises(botocore.exceptions.ClientError) as err:
+        c.copy_object(Bucket="shared", Key="copy/never", CopySourceIfMatch='"0123"',
+                      CopySource={"Bucket": "shared", "Key": "copy/source"})
+    assert err.value.response["Error"]["Code"] == "PreconditionFailed"
+    with pytest.raises(botocore.exceptions.ClientError) as err:
+        c.copy_object(Bucket="shared", Key="copy/never",
+                      CopySource={"Bucket": "shared", "Key": "copy/no-such-source"})
+    assert err.value.response["Error"]["Code"] == "NoSuchKey"
+    for s3 in (a, b, c):
+        with pytest.raises(botocore.exceptions.ClientError) as err:
+            s3.head_object(Bucket="shared", Key="copy/never")
+        assert err.value.response["Error"]["Code"] in ("404", "NoSuchKey")
+
+
+def test_upload_part_copy_across_owners(trio):
+    a, b, c = clients(trio)
+    mib = 1024 * 1024
+    source = os.urandom(12 * mib + 5)
+    a.put_object(Bucket="shared", Key="partcopy/source", Body=source)
+    source_owner = owner_of(trio[0], "partcopy/source")
+    dest = next(f"partcopy/dest-{i}" for i in range(100)
+                if owner_of(trio[0], f"partcopy/dest-{i}") != source_owner)
+    upload = b.create_multipart_upload(Bucket="shared", Key=dest)["UploadId"]
+    ranges = [(0, 5 * mib - 1), (5 * mib, 10 * mib - 1), (10 * mib, len(source) - 1)]
+    parts = []
+    for n, (first, last) in enumerate(ranges, 1):
+        answer = (a, b, c)[n % 3].upload_part_copy(
+            Bucket="shared", Key=dest, UploadId=upload, PartNumber=n,
+            CopySource={"Bucket": "shared", "Key": "partcopy/source"},
+            CopySourceRange=f"bytes={first}-{last}")
+        parts.append({"PartNumber": n, "ETag": answer["CopyPartResult"]["ETag"]})
+    with pytest.raises(botocore.exceptions.ClientError) as err:
+        c.upload_part_copy(Bucket="shared", Key=dest, UploadId=upload, PartNumber=9,
+                           CopySource={"Bucket": "shared", "Key": "partcopy/source"},
+                           CopySourceRange=f"bytes=0-{len(source)}")
+    assert err.value.response["Error"]["Code"] == "InvalidArgument"
+    c.complete_multipart_upload(Bucket="shared", Key=dest, UploadId=upload,
+                                MultipartUpload={"Parts": parts})
+    for s3 in (a, b, c):
+        assert s3.get_object(Bucket="shared", Key=dest)["Body"].read() == source
 
 
 def test_multipart_upload_listing_merges_every_members_uploads(trio):

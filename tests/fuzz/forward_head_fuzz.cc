@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "gateway/copy_source_wire.h"
 #include "gateway/forward_wire.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -31,6 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& [name, value] : request->fields) {
       FUZZ_CHECK(!name.empty() && !HasLineBreak(name) && !HasLineBreak(value), input);
     }
+  }
+  if (auto read = strata::gateway::DecodeReadVersion(input); read.ok()) {
+    FUZZ_CHECK(strata::gateway::EncodeReadVersion(*read) == input, input);
+    FUZZ_CHECK(!read->bucket.empty() && !read->key.empty() && read->key.size() <= 1024, input);
   }
   if (auto response = DecodeResponseHead(input); response.ok()) {
     FUZZ_CHECK(EncodeResponseHead(*response) == input, input);
