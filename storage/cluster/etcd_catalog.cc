@@ -25,7 +25,6 @@ constexpr int kUpdateTries = 16;
 // rules is a few KiB, far below the client's 4 MiB bound at this count).
 constexpr std::int64_t kReconcilePage = 256;
 // After a failed watch, the next try waits this long.
-constexpr std::chrono::milliseconds kWatchRetry{500};
 
 // `task`'s answer in a default-constructible box, as co_spawn's completions need.
 template <typename T>
@@ -65,17 +64,21 @@ EtcdCatalog::EtcdCatalog(asio::io_context& io, std::string cluster_name,
           return Ok();
         }
         return empty;
-      }) {
-  follower_.prefix = prefix_;
-  follower_.what = "the bucket catalog of cluster " + cluster_;
-  follower_.apply = [this](const WatchBatch& batch) { ApplyEvents(batch); };
-  follower_.reread = [this] { return Reconcile(); };
-}
+      }),
+      watch_(io, *client_, prefix_, "the bucket catalog of cluster " + cluster_, gate_,
+             PrefixEvents{
+                 .put =
+                     [this](const KeyValue& kv) {
+                       if (auto record = Decode(kv); record.ok()) {
+                         Apply(record->name.str(), &*record, kv.mod_revision);
+                       }
+                     },
+                 .remove = [this](const std::string& name,
+                                  std::int64_t revision) { Apply(name, nullptr, revision); },
+                 .reread = [this] { return Reconcile(); },
+             }) {}
 
-EtcdCatalog::~EtcdCatalog() {
-  tasks_.Close();
-  tasks_.Cancel();
-}
+EtcdCatalog::~EtcdCatalog() = default;
 
 Result<BucketRecord> EtcdCatalog::Decode(const KeyValue& kv) const {
   const std::string_view name = std::string_view(kv.key).substr(
@@ -234,39 +237,17 @@ void EtcdCatalog::Apply(const std::string& name, const BucketRecord* record,
   });
 }
 
-void EtcdCatalog::ApplyEvents(const WatchBatch& batch) {
-  for (const WatchEvent& event : batch.events) {
-    const KeyValue& kv = event.kv;
-    if (kv.key.compare(0, prefix_.size(), prefix_) != 0) {
-      continue;
-    }
-    if (event.type == WatchEvent::Type::kDelete) {
-      Apply(kv.key.substr(prefix_.size()), nullptr, kv.mod_revision);
-    } else if (auto record = Decode(kv); record.ok()) {
-      Apply(record->name.str(), &*record, kv.mod_revision);
-    }
-  }
-  gate_.Passed(batch.events.back().kv.mod_revision);
-}
-
 asio::awaitable<Result<void>> EtcdCatalog::Start() {
   auto read = co_await Reconcile();
   if (!read.ok()) {
     co_return std::move(read).error();
   }
-  tasks_.Spawn(io_.get_executor(),
-               FollowPrefix(io_, *client_, follower_, *read + 1, stopping_, watch_, kWatchRetry));
+  watch_.Start(*read + 1);
   co_return Ok();
 }
 
 asio::awaitable<Result<void>> EtcdCatalog::Stop() {
-  stopping_ = true;
-  tasks_.Close();
-  tasks_.Cancel();
-  if (watch_ != nullptr) {
-    watch_->Close();
-  }
-  co_await tasks_.Wait();
+  co_await watch_.Stop();
   co_return Ok();
 }
 

@@ -76,7 +76,6 @@ class EtcdCatalog final : public SharedCatalog {
   Task<std::optional<metadata::BucketRecord>> LookupHere(std::string name);
   // The reconcile: reads every bucket and applies the difference; the read's revision.
   Task<std::int64_t> Reconcile();
-  void ApplyEvents(const WatchBatch& batch);
 
   // Applies `record` (nullptr: the bucket's removal) as of etcd's `revision` to the mirror,
   // unless a state at least as new was applied already. Any thread.
@@ -92,12 +91,8 @@ class EtcdCatalog final : public SharedCatalog {
   EmptinessCheck check_;
 
   RevisionGate gate_;  // orders the mirror's writes by etcd's revision
-  PrefixFollower follower_;
 
-  // The executor's thread only.
-  bool stopping_ = false;
-  EtcdWatch* watch_ = nullptr;  // the open stream, owned by WatchLoop's frame
-  TaskGroup tasks_;             // the watch; last, so it is joined before the rest goes
+  PrefixWatch watch_;  // last: stopped and gone before the rest
 };
 
 }  // namespace strata::storage::cluster

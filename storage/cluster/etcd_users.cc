@@ -17,7 +17,6 @@ using metadata::UserRecord;
 namespace {
 
 constexpr std::int64_t kReconcilePage = 512;  // users per range call (a record is ~100 bytes)
-constexpr std::chrono::milliseconds kWatchRetry{500};
 
 template <typename T>
 asio::awaitable<std::optional<Result<T>>> Boxed(Task<T> task) {
@@ -36,17 +35,21 @@ EtcdUsers::EtcdUsers(asio::io_context& io, std::string cluster_name,
       cluster_(std::move(cluster_name)),
       prefix_(UsersPrefix(cluster_)),
       client_(std::move(client)),
-      mirror_(mirror) {
-  follower_.prefix = prefix_;
-  follower_.what = "the users of cluster " + cluster_;
-  follower_.apply = [this](const WatchBatch& batch) { ApplyEvents(batch); };
-  follower_.reread = [this] { return Reconcile(); };
-}
+      mirror_(mirror),
+      watch_(io, *client_, prefix_, "the users of cluster " + cluster_, gate_,
+             PrefixEvents{
+                 .put =
+                     [this](const KeyValue& kv) {
+                       if (auto user = Decode(kv); user.ok()) {
+                         Apply(user->access_key, &*user, kv.mod_revision);
+                       }
+                     },
+                 .remove = [this](const std::string& access_key,
+                                  std::int64_t revision) { Apply(access_key, nullptr, revision); },
+                 .reread = [this] { return Reconcile(); },
+             }) {}
 
-EtcdUsers::~EtcdUsers() {
-  tasks_.Close();
-  tasks_.Cancel();
-}
+EtcdUsers::~EtcdUsers() = default;
 
 Result<UserRecord> EtcdUsers::Decode(const KeyValue& kv) const {
   const std::string_view access_key = std::string_view(kv.key).substr(
@@ -113,21 +116,6 @@ void EtcdUsers::Apply(const std::string& access_key, const UserRecord* user,
   });
 }
 
-void EtcdUsers::ApplyEvents(const WatchBatch& batch) {
-  for (const WatchEvent& event : batch.events) {
-    const KeyValue& kv = event.kv;
-    if (kv.key.compare(0, prefix_.size(), prefix_) != 0) {
-      continue;
-    }
-    if (event.type == WatchEvent::Type::kDelete) {
-      Apply(kv.key.substr(prefix_.size()), nullptr, kv.mod_revision);
-    } else if (auto user = Decode(kv); user.ok()) {
-      Apply(user->access_key, &*user, kv.mod_revision);
-    }
-  }
-  gate_.Passed(batch.events.back().kv.mod_revision);
-}
-
 Task<std::int64_t> EtcdUsers::Reconcile() {
   auto snapshot = co_await ReadPrefix(*client_, prefix_, kReconcilePage);
   if (!snapshot.ok()) {
@@ -174,19 +162,12 @@ asio::awaitable<Result<void>> EtcdUsers::Start() {
   if (!read.ok()) {
     co_return std::move(read).error();
   }
-  tasks_.Spawn(io_.get_executor(),
-               FollowPrefix(io_, *client_, follower_, *read + 1, stopping_, watch_, kWatchRetry));
+  watch_.Start(*read + 1);
   co_return Ok();
 }
 
 asio::awaitable<Result<void>> EtcdUsers::Stop() {
-  stopping_ = true;
-  tasks_.Close();
-  tasks_.Cancel();
-  if (watch_ != nullptr) {
-    watch_->Close();
-  }
-  co_await tasks_.Wait();
+  co_await watch_.Stop();
   co_return Ok();
 }
 

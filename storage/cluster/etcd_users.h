@@ -52,7 +52,6 @@ class EtcdUsers final : public SharedUsers {
   template <typename T>
   Result<T> Await(Task<T> task);
   Task<std::int64_t> Reconcile();
-  void ApplyEvents(const WatchBatch& batch);
   // `user` (nullptr: its removal) as of `revision`, to the mirror unless newer was applied.
   void Apply(const std::string& access_key, const metadata::UserRecord* user,
              std::int64_t revision);
@@ -63,12 +62,8 @@ class EtcdUsers final : public SharedUsers {
   const std::shared_ptr<EtcdClient> client_;
   metadata::BucketCatalog& mirror_;
   RevisionGate gate_;
-  PrefixFollower follower_;
 
-  // The executor's thread only.
-  bool stopping_ = false;
-  EtcdWatch* watch_ = nullptr;
-  TaskGroup tasks_;  // the watch; last, so it is joined before the rest goes
+  PrefixWatch watch_;  // last: stopped and gone before the rest
 };
 
 }  // namespace strata::storage::cluster

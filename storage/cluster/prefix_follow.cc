@@ -38,49 +38,93 @@ Task<PrefixSnapshot> ReadPrefix(EtcdClient& client, std::string prefix, std::int
   co_return snapshot;
 }
 
-asio::awaitable<void> FollowPrefix(asio::io_context& io, EtcdClient& client,
-                                   const PrefixFollower& follower, std::int64_t from_revision,
-                                   const bool& stopping, EtcdWatch*& open_watch,
-                                   std::chrono::milliseconds retry) {
-  asio::steady_timer timer(io);
+namespace {
+constexpr std::chrono::milliseconds kWatchRetry{500};
+}  // namespace
+
+PrefixWatch::PrefixWatch(asio::io_context& io, EtcdClient& client, std::string prefix,
+                         std::string what, RevisionGate& gate, PrefixEvents events)
+    : io_(io),
+      client_(client),
+      prefix_(std::move(prefix)),
+      what_(std::move(what)),
+      gate_(gate),
+      events_(std::move(events)) {}
+
+PrefixWatch::~PrefixWatch() {
+  tasks_.Close();
+  tasks_.Cancel();
+}
+
+void PrefixWatch::Start(std::int64_t from_revision) {
+  tasks_.Spawn(io_.get_executor(), Loop(from_revision));
+}
+
+asio::awaitable<void> PrefixWatch::Stop() {
+  stopping_ = true;
+  tasks_.Close();
+  tasks_.Cancel();
+  if (watch_ != nullptr) {
+    watch_->Close();
+  }
+  co_await tasks_.Wait();
+}
+
+void PrefixWatch::Apply(const WatchBatch& batch) {
+  for (const WatchEvent& event : batch.events) {
+    const KeyValue& kv = event.kv;
+    if (kv.key.compare(0, prefix_.size(), prefix_) != 0) {
+      continue;
+    }
+    if (event.type == WatchEvent::Type::kDelete) {
+      events_.remove(kv.key.substr(prefix_.size()), kv.mod_revision);
+    } else {
+      events_.put(kv);
+    }
+  }
+  gate_.Passed(batch.events.back().kv.mod_revision);
+}
+
+asio::awaitable<void> PrefixWatch::Loop(std::int64_t from_revision) {
+  asio::steady_timer timer(io_);
   std::int64_t next = from_revision;
-  const std::string end = PrefixEnd(follower.prefix);
-  while (!stopping) {
-    auto opened = co_await client.Watch(follower.prefix, end, next);
-    if (stopping) {
+  const std::string end = PrefixEnd(prefix_);
+  while (!stopping_) {
+    auto opened = co_await client_.Watch(prefix_, end, next);
+    if (stopping_) {
       break;
     }
     if (opened.ok()) {
       std::unique_ptr<EtcdWatch> watch = std::move(opened).value();
-      // Stop closes the stream through open_watch; a cancelled frame unwinds past here too.
+      // Stop closes the stream through watch_; a cancelled frame unwinds past here too.
       struct Published {
         EtcdWatch*& slot;
         ~Published() { slot = nullptr; }
-      } published{open_watch};
-      open_watch = watch.get();
+      } published{watch_};
+      watch_ = watch.get();
       for (;;) {
         auto batch = co_await watch->Next();
         if (!batch.ok()) {
           opened = std::move(batch).error();
           break;
         }
-        follower.apply(*batch);
+        Apply(*batch);
         // Events come in revision order: go on after the last one seen.
         next = std::max(next, batch->events.back().kv.mod_revision + 1);
       }
-      if (stopping) {
+      if (stopping_) {
         break;
       }
     }
-    spdlog::warn("lost the watch of {}: {}", follower.what, opened.error().message);
+    spdlog::warn("lost the watch of {}: {}", what_, opened.error().message);
     if (opened.error().code == ErrorCode::kPreconditionFailed) {
       // Compacted past the last event seen: read everything again and go on from there.
-      auto read = co_await follower.reread();
+      auto read = co_await events_.reread();
       if (read.ok()) {
         next = *read + 1;
       }
     }
-    timer.expires_after(retry);
+    timer.expires_after(kWatchRetry);
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }

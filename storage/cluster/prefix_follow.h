@@ -3,7 +3,7 @@
 // at one revision (paged, so each answer stays bounded), and FollowPrefix then applies
 // every change after it through a watch that it reopens after the last revision seen when
 // the stream breaks, reading everything again (the caller's `reread`) when etcd compacted
-// that revision away. On the client's executor only.
+// that revision away (PrefixWatch). On the client's executor only.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/task_group.h"
 #include "storage/cluster/etcd_client.h"
 
 namespace strata::storage::cluster {
@@ -70,21 +71,44 @@ struct PrefixSnapshot {
 // Every key under `prefix`, `page` keys per range call, all at the first call's revision.
 Task<PrefixSnapshot> ReadPrefix(EtcdClient& client, std::string prefix, std::int64_t page);
 
-struct PrefixFollower {
-  std::string prefix;
-  std::string what;  // names the prefix in log lines ("the bucket catalog")
-  // Each batch's events, in revision order.
-  std::function<void(const WatchBatch&)> apply;
+// What a mirror does with the changes under its prefix.
+struct PrefixEvents {
+  // A key's new value (`kv.key` still carries the prefix).
+  std::function<void(const KeyValue& kv)> put;
+  // A key deleted: its name after the prefix, and the deletion's revision.
+  std::function<void(const std::string& name, std::int64_t revision)> remove;
   // Reads the prefix whole again and applies it; the revision read.
   std::function<Task<std::int64_t>()> reread;
 };
 
-// Follows `follower.prefix` from `from_revision` until `stopping` is set (and the stream
-// closed through `open_watch`, which points at the open stream meanwhile) or the coroutine
-// is cancelled. Failures are logged and retried every `retry`.
-boost::asio::awaitable<void> FollowPrefix(boost::asio::io_context& io, EtcdClient& client,
-                                          const PrefixFollower& follower,
-                                          std::int64_t from_revision, const bool& stopping,
-                                          EtcdWatch*& open_watch, std::chrono::milliseconds retry);
+// The watch of a mirrored prefix, in the background from Start to Stop: every change after
+// the reconcile's revision goes to `events` in revision order, and `gate` learns each
+// batch's last revision. A broken stream is reopened after the last revision seen (every
+// 500 ms until it opens); one compacted away calls `reread`. On the client's executor;
+// destroyed before the client and the gate it uses.
+class PrefixWatch {
+ public:
+  PrefixWatch(boost::asio::io_context& io, EtcdClient& client, std::string prefix, std::string what,
+              RevisionGate& gate, PrefixEvents events);
+  ~PrefixWatch();
+
+  void Start(std::int64_t from_revision);
+  // Ends the watch and waits for it.
+  boost::asio::awaitable<void> Stop();
+
+ private:
+  boost::asio::awaitable<void> Loop(std::int64_t from_revision);
+  void Apply(const WatchBatch& batch);
+
+  boost::asio::io_context& io_;
+  EtcdClient& client_;
+  const std::string prefix_;
+  const std::string what_;  // names the prefix in log lines ("the bucket catalog")
+  RevisionGate& gate_;
+  const PrefixEvents events_;
+  bool stopping_ = false;
+  EtcdWatch* watch_ = nullptr;  // the open stream, owned by Loop's frame
+  TaskGroup tasks_;             // the loop; last, so it is joined before the rest goes
+};
 
 }  // namespace strata::storage::cluster
