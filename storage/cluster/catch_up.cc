@@ -84,12 +84,10 @@ asio::awaitable<Result<void>> ReplicationNode::CatchUpBucket(const std::string& 
                                                              const std::string& bucket) {
   std::string after;
   while (!stopped_) {
-    PeerRequest request;
-    request.op = kPeerOpCatchUp;
-    request.payload = EncodeKeyRange(KeyRange{bucket, after});
-    STRATA_CO_TRY(auto call, co_await cluster_.Call(peer, request));
-    STRATA_CO_TRY(auto response, co_await call->Response());
-    STRATA_CO_TRY(auto answer, DecodeCatchUpAnswer(response.payload));
+    // Encoded first: no braced temporary lives across the co_await (GCC 12).
+    std::string range = EncodeKeyRange(KeyRange{bucket, after});
+    STRATA_CO_TRY(auto payload, co_await SmallCall(peer, kPeerOpCatchUp, std::move(range)));
+    STRATA_CO_TRY(auto answer, DecodeCatchUpAnswer(payload));
     if (answer.done) {
       co_return Ok();
     }

@@ -65,10 +65,7 @@ asio::awaitable<Result<void>> ReplicationNode::AskToDrain(std::string node) {
   if (member == nullptr) {
     co_return Error(ErrorCode::kNotFound, "no member " + node + " in this gateway's view");
   }
-  PeerRequest request;
-  request.op = kPeerOpDrain;
-  STRATA_CO_TRY(auto call, co_await cluster_.Call(member->peer, request));
-  STRATA_CO_RETURN_IF_ERROR(co_await call->Response());
+  STRATA_CO_RETURN_IF_ERROR(co_await SmallCall(member->peer, kPeerOpDrain, std::string()));
   co_return Ok();
 }
 

@@ -44,15 +44,24 @@ asio::awaitable<void> ReplicationNode::Pace(std::uint64_t bytes) {
   }
 }
 
+asio::awaitable<Result<std::string>> ReplicationNode::SmallCall(const std::string& peer,
+                                                                std::uint32_t op,
+                                                                std::string payload) {
+  PeerRequest request;
+  request.op = op;
+  request.payload = std::move(payload);
+  STRATA_CO_TRY(auto call, co_await cluster_.Call(peer, request));
+  STRATA_CO_TRY(auto response, co_await call->Response());
+  co_return std::move(response.payload);
+}
+
 asio::awaitable<Result<PullAnswer>> ReplicationNode::PullKey(const std::string& primary,
                                                              const std::string& bucket,
                                                              const std::string& key) {
-  PeerRequest request;
-  request.op = kPeerOpKeyPull;
-  request.payload = EncodeKeyRange(KeyRange{bucket, key});
-  STRATA_CO_TRY(auto call, co_await cluster_.Call(primary, request));
-  STRATA_CO_TRY(auto response, co_await call->Response());
-  STRATA_CO_TRY(auto answer, DecodePullAnswer(response.payload));
+  // Encoded first: no braced temporary lives across the co_await (GCC 12).
+  std::string range = EncodeKeyRange(KeyRange{bucket, key});
+  STRATA_CO_TRY(auto payload, co_await SmallCall(primary, kPeerOpKeyPull, std::move(range)));
+  STRATA_CO_TRY(auto answer, DecodePullAnswer(payload));
   counters_.keys_pulled.fetch_add(1, std::memory_order_relaxed);
   co_return answer;
 }

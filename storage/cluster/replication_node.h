@@ -99,6 +99,9 @@ class ReplicationNode final : public Replication {
                                                         const ObjectKey& key);
   // Waits as the pacer says after `bytes` were moved.
   boost::asio::awaitable<void> Pace(std::uint64_t bytes);
+  // One call of `op` to `peer` with `payload` and no streams: the answer's payload.
+  boost::asio::awaitable<Result<std::string>> SmallCall(const std::string& peer, std::uint32_t op,
+                                                        std::string payload);
   // Asks `primary` to sync the key to its owners (kPeerOpKeyPull).
   boost::asio::awaitable<Result<PullAnswer>> PullKey(const std::string& primary,
                                                      const std::string& bucket,
