@@ -97,18 +97,19 @@ asio::awaitable<void> ReplicationNode::DrainLoop() {
 }
 
 asio::awaitable<Result<void>> ReplicationNode::DrainRound() {
+  if (!cluster_.ready()) {
+    // Registered again after a lost lease (a partition): it catches up first (the repair
+    // loop runs that), and the drain goes on once it serves its keys again. Announcing
+    // ready here would skip the catch-up.
+    co_return Error(ErrorCode::kUnavailable, "this gateway is catching up", true);
+  }
   if (!cluster_.draining()) {
     STRATA_CO_RETURN_IF_ERROR(co_await cluster_.Announce(/*ready=*/true, /*draining=*/true));
   }
   const auto view = cluster_.View();
   const MemberInfo* me = view->Find(cluster_.node());
-  if (me == nullptr || !me->draining) {
+  if (me == nullptr || !me->draining || !me->ready) {
     co_return Error(ErrorCode::kUnavailable, "the view does not show the drain yet", true);
-  }
-  if (!me->ready) {
-    // Registered again after a lost lease (a partition): it joined afresh and owns what a
-    // joiner owns; draining it takes a new request.
-    co_return Error(ErrorCode::kUnavailable, "this gateway is not serving its keys", true);
   }
   // A primary that has not seen the drain would sync a key to its old owners only.
   STRATA_CO_RETURN_IF_ERROR(co_await AwaitViewEverywhere(view->epoch));

@@ -78,7 +78,8 @@ asio::awaitable<Result<bool>> ReplicationNode::RepairScan(const Ownership& befor
   // Copies of keys this gateway no longer owns are dropped only once the change settled:
   // while a member joins or drains, the keys' old owners go on answering.
   const bool drop_unowned = !now.Moving() && cluster_.ready();
-  std::uint64_t failed = 0;
+  std::uint64_t failed = 0;        // syncs that failed: keys under-replicated
+  std::uint64_t failed_drops = 0;  // copies not dropped yet (the scan runs again)
   bool moved_on = false;
   for (const auto& bucket : buckets) {
     const std::string_view bucket_name = bucket.name.view();
@@ -98,7 +99,7 @@ asio::awaitable<Result<bool>> ReplicationNode::RepairScan(const Ownership& befor
               const MemberInfo* primary = now.view().Find(owners.front());
               auto dropped = co_await DropUnowned(bucket.name, ObjectKey(key), primary->peer);
               if (!dropped.ok()) {
-                ++failed;
+                ++failed_drops;
               }
             }
             co_return Ok();
@@ -121,7 +122,7 @@ asio::awaitable<Result<bool>> ReplicationNode::RepairScan(const Ownership& befor
     STRATA_CO_RETURN_IF_ERROR(scanned);
   }
   counters_.under_replicated.store(failed, std::memory_order_relaxed);
-  co_return failed == 0;
+  co_return failed == 0 && failed_drops == 0;
 }
 
 asio::awaitable<Result<void>> ReplicationNode::DropUnowned(const BucketName& bucket,
