@@ -40,7 +40,10 @@ std::vector<const MemberInfo*> Ownership::Owners(std::string_view bucket,
     }
   };
   add(serving_);
-  add(target_);
+  if (moving_) {
+    // Otherwise both placements are over the same members: the same owners.
+    add(target_);
+  }
   return owners;
 }
 

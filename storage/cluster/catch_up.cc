@@ -18,7 +18,6 @@ namespace {
 namespace asio = boost::asio;
 
 constexpr std::size_t kCatchUpPage = 200;  // version rows a primary scans per call
-constexpr std::chrono::milliseconds kRoundRetry{500};
 constexpr std::chrono::seconds kCatchUpAnswerWithin{5};
 
 bool OwnedBy(const std::vector<KeyOwner>& owners, const std::string& node) {
@@ -34,21 +33,11 @@ bool OwnedBy(const std::vector<KeyOwner>& owners, const std::string& node) {
 
 asio::awaitable<void> ReplicationNode::CatchUpLoop() {
   counters_.catching_up.store(true, std::memory_order_relaxed);
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  while (!stopped_) {
-    auto round = co_await CatchUpRound();
-    if (round.ok()) {
-      auto marked = co_await cluster_.Announce(/*ready=*/true, /*draining=*/false);
-      if (marked.ok()) {
-        spdlog::info("replication: {} caught up and is ready", cluster_.node());
-        counters_.catching_up.store(false, std::memory_order_relaxed);
-        co_return;
-      }
-      round = std::move(marked).error();
-    }
-    spdlog::warn("replication: catching up: {} (tried again)", round.error().message);
-    timer.expires_after(kRoundRetry);
-    co_await timer.async_wait(asio::use_awaitable);  // throws when cancelled: the loop ends
+  // Awaited on its own line: GCC 12 miscompiles a co_await inside a condition.
+  const bool announced = co_await RoundsThenAnnounce(Move::kCatchUp);
+  if (announced) {
+    spdlog::info("replication: {} caught up and is ready", cluster_.node());
+    counters_.catching_up.store(false, std::memory_order_relaxed);
   }
 }
 

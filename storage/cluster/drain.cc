@@ -18,8 +18,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-constexpr std::chrono::milliseconds kDrainRetry{500};
-
 }  // namespace
 
 Result<void> ReplicationNode::Drain() {
@@ -77,22 +75,11 @@ PeerTask<void> ReplicationNode::ServeDrain(PeerIncomingCall& call) {
 
 asio::awaitable<void> ReplicationNode::DrainLoop() {
   spdlog::info("replication: draining {}", cluster_.node());
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  while (!stopped_) {
-    auto round = co_await DrainRound();
-    if (round.ok()) {
-      auto announced = co_await cluster_.Announce(/*ready=*/false, /*draining=*/true);
-      if (announced.ok()) {
-        spdlog::info("replication: {} is drained: it owns no key and may be stopped",
-                     cluster_.node());
-        counters_.draining.store(false, std::memory_order_relaxed);
-        co_return;
-      }
-      round = std::move(announced).error();
-    }
-    spdlog::warn("replication: draining: {} (tried again)", round.error().message);
-    timer.expires_after(kDrainRetry);
-    co_await timer.async_wait(asio::use_awaitable);  // throws when cancelled: the loop ends
+  // Awaited on its own line: GCC 12 miscompiles a co_await inside a condition.
+  const bool announced = co_await RoundsThenAnnounce(Move::kDrain);
+  if (announced) {
+    spdlog::info("replication: {} is drained: it owns no key and may be stopped", cluster_.node());
+    counters_.draining.store(false, std::memory_order_relaxed);
   }
 }
 

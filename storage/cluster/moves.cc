@@ -1,6 +1,8 @@
 // ReplicationNode, the pieces of every background move of keys (repair, catch-up, drain):
 // a paced sync, a pull from a key's primary, the wait for the members' views, and the
 // walk over the keys held here.
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -20,6 +22,7 @@ constexpr std::size_t kHeldKeysPage = 200;  // version rows read per page of hel
 constexpr int kViewAttempts = 20;           // AwaitViewEverywhere: pings, 250 ms apart
 constexpr std::chrono::milliseconds kViewRetryWait{250};
 constexpr std::chrono::milliseconds kPingTimeout{2'000};
+constexpr std::chrono::milliseconds kRoundRetry{500};  // after a failed catch-up or drain round
 
 asio::awaitable<void> Wait(std::chrono::steady_clock::duration wait) {
   asio::steady_timer timer(co_await asio::this_coro::executor, wait);
@@ -28,6 +31,31 @@ asio::awaitable<void> Wait(std::chrono::steady_clock::duration wait) {
 }
 
 }  // namespace
+
+asio::awaitable<bool> ReplicationNode::RoundsThenAnnounce(Move move) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (!stopped_) {
+    Result<void> round = Ok();
+    if (move == Move::kDrain) {
+      round = co_await DrainRound();
+    } else {
+      round = co_await CatchUpRound();
+    }
+    if (round.ok()) {
+      // Caught up: ready, not draining. Drained: neither ready nor owning anything.
+      round = co_await cluster_.Announce(/*ready=*/move == Move::kCatchUp,
+                                         /*draining=*/move == Move::kDrain);
+    }
+    if (round.ok()) {
+      co_return true;
+    }
+    spdlog::warn("replication: {}: {} (tried again)",
+                 move == Move::kDrain ? "draining" : "catching up", round.error().message);
+    timer.expires_after(kRoundRetry);
+    co_await timer.async_wait(asio::use_awaitable);  // throws when cancelled: the loop ends
+  }
+  co_return false;
+}
 
 asio::awaitable<Result<std::uint64_t>> ReplicationNode::MoveKey(const BucketName& bucket,
                                                                 const ObjectKey& key) {

@@ -93,6 +93,10 @@ class ReplicationNode final : public Replication {
                                                                       std::uint64_t* sent);
 
   // moves.cc: the pieces every background move is made of.
+  enum class Move { kCatchUp, kDrain };
+  // Runs CatchUpRound or DrainRound until one succeeds and its outcome is announced (caught
+  // up: ready; drained: not ready, draining), 500 ms between tries. False when stopped.
+  boost::asio::awaitable<bool> RoundsThenAnnounce(Move move);
   // A sync in the background (repair, catch-up, drain): the object bytes it sent, counted
   // as moved. The caller paces by them (Pace).
   boost::asio::awaitable<Result<std::uint64_t>> MoveKey(const BucketName& bucket,
