@@ -158,6 +158,11 @@ int main(int argc, char** argv) {
     services.replication = replication.get();
   }
 
+  if (replication) {
+    // Write-back and lifecycle act on the keys this gateway is the primary of.
+    (*engine)->SetSteward(replication.get());
+  }
+
   gateway::Server server(services);
   auto started = server.Start();
   if (!started.ok()) {
@@ -165,12 +170,14 @@ int main(int argc, char** argv) {
   }
   (*engine)->Start();
   server.Run();
+  // The engine's workers first: in a cluster, their changes are synced to the key's other
+  // owners until they stop.
+  (*engine)->Stop();
   if (cluster) {
     replication->Stop();
     (*engine)->store().SetSharedCatalog(nullptr);  // the catalog stops with the cluster
     cluster->Stop();  // leaves at once: the other members stop counting on this one
   }
-  (*engine)->Stop();
   blocking_pool.join();
   engine->reset();  // before the index closes
   spdlog::info("index closed, bye");

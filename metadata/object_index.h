@@ -194,12 +194,15 @@ class ObjectIndex {
   // A cluster replica's write (storage/replication.h): makes the key's versions exactly
   // `newest_first` (records of this bucket and key, placements as this gateway stores
   // them; empty: the key has none), in one batch under the key's lock, whatever they were.
-  // Queues nothing (the key's primary runs its write-back and lifecycle); usage follows.
+  // The key's write-back item becomes the primary's `writeback` (nullopt: none; ignored
+  // in a bucket without an upstream), so that a replica that becomes the primary pushes
+  // what its predecessor had not; the key's lifecycle due time is queued as for any
+  // change. Only the primary acts on either (storage/key_steward.h); usage follows.
   // Returns the records it replaced, so the caller can free the bytes no new record uses.
   // kNoSuchBucket; kInvalidArgument for a record of another key or two with one id.
   virtual Result<std::vector<ObjectRecord>> ReplaceKeyVersions(
-      const BucketName& bucket, const ObjectKey& key,
-      const std::vector<ObjectRecord>& newest_first) = 0;
+      const BucketName& bucket, const ObjectKey& key, const std::vector<ObjectRecord>& newest_first,
+      const std::optional<WritebackItem>& writeback) = 0;
 };
 
 }  // namespace strata::metadata

@@ -117,8 +117,8 @@ class RocksIndex final : public Index {
                                                        const UpstreamCopy& copy) override;
   // A replica's write: rocks_index_versions.cc.
   Result<std::vector<ObjectRecord>> ReplaceKeyVersions(
-      const BucketName& bucket, const ObjectKey& key,
-      const std::vector<ObjectRecord>& newest_first) override;
+      const BucketName& bucket, const ObjectKey& key, const std::vector<ObjectRecord>& newest_first,
+      const std::optional<WritebackItem>& writeback) override;
 
   // Lifecycle rules and due rows: rocks_index_lifecycle.cc.
   Result<void> SetBucketLifecycle(const BucketName& name,
@@ -176,6 +176,11 @@ class RocksIndex final : public Index {
   Result<StagedWriteback> StageWriteback(const BucketRecord& bucket, const ObjectKey& key,
                                          std::uint64_t bytes, rocksdb::WriteBatch& batch,
                                          const std::optional<std::string>& upstream_delete);
+  // A replica's copy of its primary's item of bucket/key (nullopt: none), staged in place
+  // of the key's own: ReplaceKeyVersions. Callers hold the key's lock.
+  Result<StagedWriteback> StageMirroredWriteback(const BucketRecord& bucket, const ObjectKey& key,
+                                                 const std::optional<WritebackItem>& item,
+                                                 rocksdb::WriteBatch& batch);
   // Stages `copy` onto the version it names, if still there; returns whether it was.
   Result<bool> StageUpstreamCopy(const BucketName& bucket, const ObjectKey& key,
                                  const UpstreamCopy& copy, rocksdb::WriteBatch& batch);
@@ -200,6 +205,11 @@ class RocksIndex final : public Index {
                                  const std::optional<ObjectRecord>& newest,
                                  const std::string& changed_row,
                                  const std::optional<ObjectRecord>& changed_to,
+                                 rocksdb::WriteBatch& batch);
+  // Adds to `batch` the due row of a key whose versions will be `newest_first` (a hundred
+  // or so decide it: NewerNoncurrentVersions counts at most 100).
+  Result<void> StageLifecycleDue(const BucketRecord& bucket, const ObjectKey& key,
+                                 const std::vector<ObjectRecord>& newest_first,
                                  rocksdb::WriteBatch& batch);
   // Usage counters (rocks_index_usage.cc). Stage* add to `batch` the counters' change for
   // an object row going from `before` to `after` (nullptr: none), or a part's.

@@ -44,8 +44,17 @@ Result<void> RocksIndex::StageLifecycleKey(const BucketRecord& bucket, const Obj
     }
     return versions.size() < kVersionsPerKeyDue;
   }));
+  return StageLifecycleDue(bucket, key, versions, batch);
+}
+
+Result<void> RocksIndex::StageLifecycleDue(const BucketRecord& bucket, const ObjectKey& key,
+                                           const std::vector<ObjectRecord>& newest_first,
+                                           rocksdb::WriteBatch& batch) {
+  if (bucket.lifecycle.empty() || newest_first.empty()) {
+    return Ok();
+  }
   // Every action counts, even one due already: the worker decides what still applies.
-  auto due = NextKeyDue(bucket.lifecycle, versions, std::numeric_limits<std::int64_t>::min(),
+  auto due = NextKeyDue(bucket.lifecycle, newest_first, std::numeric_limits<std::int64_t>::min(),
                         options_.lifecycle_day_ms, ClassRank());
   if (!due) {
     return Ok();

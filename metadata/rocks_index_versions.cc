@@ -228,7 +228,8 @@ Result<ListVersionsPage> RocksIndex::ListVersions(const BucketName& bucket,
 namespace strata::metadata {
 
 Result<std::vector<ObjectRecord>> RocksIndex::ReplaceKeyVersions(
-    const BucketName& bucket, const ObjectKey& key, const std::vector<ObjectRecord>& newest_first) {
+    const BucketName& bucket, const ObjectKey& key, const std::vector<ObjectRecord>& newest_first,
+    const std::optional<WritebackItem>& writeback) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
   STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
   for (std::size_t i = 0; i < newest_first.size(); ++i) {
@@ -246,7 +247,10 @@ Result<std::vector<ObjectRecord>> RocksIndex::ReplaceKeyVersions(
   return GuardExceptions("replace key versions", [&]() -> Result<std::vector<ObjectRecord>> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
-    STRATA_RETURN_IF_ERROR(RequireBucket(bucket));
+    auto bucket_record = RequireBucket(bucket);
+    if (!bucket_record.ok()) {
+      return std::move(bucket_record).error();
+    }
     rocksdb::WriteBatch batch;
     std::vector<ObjectRecord> replaced;
     rocksdb::Status s;
@@ -269,12 +273,19 @@ Result<std::vector<ObjectRecord>> RocksIndex::ReplaceKeyVersions(
         s = StageVersionUsage(bucket, nullptr, &newest_first[i], batch);
       }
     }
-    if (s.ok()) {
-      s = db_->Write(SyncedWrites(), &batch);
-    }
     if (!s.ok()) {
       return FromStatus(s, "replace key versions");
     }
+    auto queued = StageMirroredWriteback(*bucket_record, key, writeback, batch);
+    if (!queued.ok()) {
+      return std::move(queued).error();
+    }
+    STRATA_RETURN_IF_ERROR(StageLifecycleDue(*bucket_record, key, newest_first, batch));
+    s = db_->Write(SyncedWrites(), &batch);
+    if (!s.ok()) {
+      return FromStatus(s, "replace key versions");
+    }
+    ApplyWriteback(*queued);
     return replaced;
   });
 }

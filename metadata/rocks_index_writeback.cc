@@ -78,6 +78,40 @@ Result<RocksIndex::StagedWriteback> RocksIndex::StageWriteback(
   return staged;
 }
 
+Result<RocksIndex::StagedWriteback> RocksIndex::StageMirroredWriteback(
+    const BucketRecord& bucket, const ObjectKey& key, const std::optional<WritebackItem>& item,
+    rocksdb::WriteBatch& batch) {
+  StagedWriteback staged;
+  auto waiting = GetWriteback(bucket.name, key);
+  if (!waiting.ok()) {
+    return std::move(waiting).error();
+  }
+  if (waiting->has_value()) {
+    staged.objects -= 1;
+    staged.bytes -= static_cast<std::int64_t>((*waiting)->bytes);
+  }
+  const std::string row = WritebackRowKey(bucket.name.view(), key.view());
+  rocksdb::Status s;
+  if (item && !bucket.upstream_tier.empty()) {
+    WritebackItem mirrored = *item;
+    // The primary's sequence means nothing here: this index's next one marks the change,
+    // as StageWriteback's does. Its failures were the primary's.
+    mirrored.sequence = db_->GetLatestSequenceNumber() + 1;
+    mirrored.attempts = 0;
+    mirrored.retry_ms = 0;
+    mirrored.last_error.clear();
+    staged.objects += 1;
+    staged.bytes += static_cast<std::int64_t>(mirrored.bytes);
+    s = batch.Put(queues_, row, EncodeWriteback(mirrored));
+  } else if (waiting->has_value()) {
+    s = batch.Delete(queues_, row);
+  }
+  if (!s.ok()) {
+    return FromStatus(s, "mirror write-back");
+  }
+  return staged;
+}
+
 void RocksIndex::ApplyWriteback(const StagedWriteback& staged) {
   if (staged.objects == 0 && staged.bytes == 0) {
     return;

@@ -306,9 +306,11 @@ class ObjectStore {
   // or a version whose only copies are off the local tiers (upstream), needs none. Versions
   // here that the list drops are removed with their bytes. Returns the indexes of the
   // versions that need bytes and came without (nothing changed then); empty: applied.
+  // The key's write-back item becomes the primary's `writeback` (Index::ReplaceKeyVersions).
   // Blocking.
   virtual Result<std::vector<std::size_t>> ApplyReplica(
-      const BucketName& bucket, const ObjectKey& key, std::vector<ReplicaVersion> newest_first) = 0;
+      const BucketName& bucket, const ObjectKey& key, std::vector<ReplicaVersion> newest_first,
+      const std::optional<metadata::WritebackItem>& writeback) = 0;
   // Whether the primary's record `record` needs its bytes sent to a replica: it is no
   // delete marker and has a copy on a local tier.
   virtual bool HoldsBytesLocally(const metadata::ObjectRecord& record) const = 0;

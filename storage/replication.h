@@ -52,6 +52,7 @@
 #include "common/ids.h"
 #include "metadata/index.h"
 #include "storage/cluster.h"
+#include "storage/key_steward.h"
 #include "storage/object_store.h"
 
 namespace strata::storage {
@@ -75,9 +76,11 @@ struct ReplicationStats {
   std::uint64_t bytes_moved = 0;       // object bytes background moves sent (paced)
 };
 
-class Replication {
+// It is also the steward of the keys (storage/key_steward.h): this gateway's write-back
+// and lifecycle act on the keys it is the primary of, and SyncKey carries their changes.
+class Replication : public KeySteward {
  public:
-  virtual ~Replication() = default;
+  ~Replication() override = default;
 
   // The replication of `cluster` (started) over this gateway's `store` and `index`; all
   // outlive it. Serves the replica side of key syncs (kPeerOpKeySync) from Start on.

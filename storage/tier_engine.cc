@@ -119,6 +119,13 @@ Result<std::unique_ptr<TierEngine>> TierEngine::Open(const Config& config, metad
   return engine;
 }
 
+void TierEngine::SetSteward(KeySteward* steward) {
+  if (writeback_) {
+    writeback_->SetSteward(steward);
+  }
+  lifecycle_->SetSteward(steward);
+}
+
 void TierEngine::Start() {
   if (writeback_) {
     writeback_->Start();
@@ -151,6 +158,8 @@ void TierEngine::Stop() {
   }
   fetcher_.reset();
   prefetch_.reset();
+  // Before the cluster stops: in one, its passes sync their changes there.
+  lifecycle_->Stop();
   // The write-back worker's thread uses the upstream's client of that thread: stopped
   // (its pushes cancelled, their items kept queued) before the clients go.
   writeback_.reset();

@@ -42,6 +42,7 @@ namespace strata::storage {
 class Upstream;
 class UpstreamTier;
 class WritebackWorker;
+class KeySteward;
 class Fetcher;
 class CopyRepairer;
 class TierCaches;
@@ -176,6 +177,10 @@ class TierEngine {
   Result<PrefetchJobInfo> GetPrefetch(std::uint64_t id) const;
   Result<PrefetchJobInfo> CancelPrefetch(std::uint64_t id);
   std::vector<PrefetchJobInfo> ListPrefetches() const;  // oldest first
+
+  // In a cluster, before Start: write-back and lifecycle act only on the keys `steward`
+  // (outliving the engine's Stop) says are this gateway's (storage/key_steward.h).
+  void SetSteward(KeySteward* steward);
 
   // --- Write-back and scrubbing (admin API) ---
   // Until `deadline` (monotonic), every waiting change is due at once; a past deadline

@@ -7,7 +7,7 @@
 //   POST   /_strata/admin/flush[?timeout=S]  -> pushes the backlog now, waits until empty
 //   POST   /_strata/admin/evict?bucket=B&key=K -> frees a clean version's local copy
 //   GET    /_strata/admin/usage              -> objects, bytes and cost per bucket and tier
-//                                               (gateway/usage_report.h)
+//                                               (usage_admin.cc; a cluster's in a cluster)
 //   /_strata/admin/prefetch[/<id>]            -> bulk prefetch jobs (prefetch_admin.cc)
 //   GET|POST /_strata/admin/scrub             -> the scrubber's state, start a pass
 //                                               (scrub_admin.cc)
@@ -20,7 +20,6 @@
 #include "common/http_time.h"
 #include "common/offload.h"
 #include "gateway/handlers/context.h"
-#include "gateway/usage_report.h"
 
 namespace strata::gateway {
 namespace {
@@ -77,10 +76,7 @@ HandlerResult HandleAdmin(RequestContext& ctx) {
     co_return co_await HandleClusterAdmin(ctx);
   }
   if (path == kUsagePath && verb == http::verb::get) {
-    STRATA_CO_TRY(auto report, co_await Offload(ctx.services.blocking_pool, [&] {
-                    return ReadUsageReport(ctx.services.config, index);
-                  }));
-    co_return co_await SendJson(ctx, 200, UsageReportJson(report));
+    co_return co_await HandleUsageAdmin(ctx);
   }
   if (path == kUsersPath && verb == http::verb::get) {
     STRATA_CO_TRY(auto users, index.ListUsers());

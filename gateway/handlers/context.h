@@ -180,6 +180,8 @@ inline constexpr std::string_view kClusterPath = "/_strata/admin/cluster";
 // GET: this gateway's view of its cluster, with a ping of each member
 // (handlers/cluster_admin.cc).
 HandlerResult HandleClusterAdmin(RequestContext& ctx);
+// GET usage: this gateway's, or in a cluster the whole cluster's (handlers/usage_admin.cc).
+HandlerResult HandleUsageAdmin(RequestContext& ctx);
 // The admin API's JSON answer (strings in it escaped with common/text.h's JsonEscape).
 HandlerResult SendJson(RequestContext& ctx, unsigned status, std::string json);
 

@@ -25,6 +25,10 @@ std::string EncodeKeySync(const KeySyncRequest& request) {
     out.push_back(version.bytes_follow ? 1 : 0);
     PutLeString(out, metadata::EncodeObject(version.record));
   }
+  out.push_back(request.writeback ? 1 : 0);
+  if (request.writeback) {
+    PutLeString(out, metadata::EncodeWriteback(*request.writeback));
+  }
   return out;
 }
 
@@ -74,6 +78,21 @@ Result<KeySyncRequest> DecodeKeySync(std::string_view bytes) {
     version.record.bucket = BucketName(request.bucket);
     version.record.key = ObjectKey(request.key);
     request.versions.push_back(std::move(version));
+  }
+  std::uint64_t queued = 0;
+  if (!in.Int(queued, 1) || queued > 1) {
+    return Malformed("bad write-back flag");
+  }
+  if (queued == 1) {
+    std::string_view encoded;
+    if (!in.Bytes(encoded, in.left())) {
+      return Malformed("write-back item past the end");
+    }
+    auto item = metadata::DecodeWriteback(encoded);
+    if (!item.ok()) {
+      return Malformed("bad write-back item: " + item.error().message);
+    }
+    request.writeback = std::move(item).value();
   }
   if (in.left() != 0) {
     return Malformed("trailing bytes");

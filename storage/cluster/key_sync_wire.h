@@ -3,8 +3,10 @@
 // Request payload (integers little-endian): a format byte, the bucket and the key (each a
 // u32 length and bytes), a u32 count of versions, then each version newest first: a flags
 // byte (bit 0: its bytes follow in the call's stream) and its record (a u32 length and
-// metadata/codec.h's EncodeObject, which leaves out bucket and key). The stream holds the
-// flagged versions' bytes back to back, in order, each exactly its record's size.
+// metadata/codec.h's EncodeObject, which leaves out bucket and key), then the key's
+// write-back item on the primary: a byte (1: one follows, 0: none) and, when one does, a
+// u32 length and metadata/codec.h's EncodeWriteback. The stream holds the flagged
+// versions' bytes back to back, in order, each exactly its record's size.
 // Answer payload: a u32 count, then that many u32 indexes of versions whose bytes the
 // replica lacks and did not get (increasing); count 0: applied.
 //
@@ -14,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +26,8 @@
 
 namespace strata::storage::cluster {
 
-inline constexpr std::uint8_t kKeySyncFormat = 1;
+// 2: the write-back item joined the key sync.
+inline constexpr std::uint8_t kKeySyncFormat = 2;
 inline constexpr std::uint32_t kMaxSyncVersions = 1000;
 
 struct SyncedVersion {
@@ -35,6 +39,9 @@ struct KeySyncRequest {
   std::string bucket;
   std::string key;
   std::vector<SyncedVersion> versions;  // newest first
+  // The key's write-back item on the primary (bucket and key unset): the replica's becomes
+  // the same, so a new primary pushes what the old one had not.
+  std::optional<metadata::WritebackItem> writeback;
 };
 
 std::string EncodeKeySync(const KeySyncRequest& request);

@@ -101,8 +101,8 @@ PeerTask<void> ReplicationNode::ApplySync(PeerIncomingCall& call, KeySyncRequest
     co_return Error(ErrorCode::kCorruption, "key sync: fewer bytes than the versions' sizes");
   }
   counters_.bytes_received.fetch_add(received, std::memory_order_relaxed);
-  auto applied = co_await Offload(blocking_, [this, &bucket, &key, &versions] {
-    return store_.ApplyReplica(bucket, key, std::move(versions));
+  auto applied = co_await Offload(blocking_, [this, &bucket, &key, &versions, &request] {
+    return store_.ApplyReplica(bucket, key, std::move(versions), request.writeback);
   });
   if (!applied.ok()) {
     co_return Retryable(applied.error());

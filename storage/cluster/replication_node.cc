@@ -1,5 +1,10 @@
 #include "storage/cluster/replication_node.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+#include <chrono>
+#include <future>
+
 namespace strata::storage {
 
 std::unique_ptr<Replication> Replication::Make(Cluster& cluster, ObjectStore& store,
@@ -43,6 +48,35 @@ void ReplicationNode::Stop() {
   tasks_.Close();
   tasks_.Cancel();
   tasks_.Join();
+}
+
+bool ReplicationNode::ActsOn(const BucketName& bucket, const ObjectKey& key) const {
+  const auto owners = cluster_.OwnersOf(bucket.view(), key.view());
+  return !owners.empty() && owners.front().self;
+}
+
+boost::asio::awaitable<Result<void>> ReplicationNode::Changed(const BucketName& bucket,
+                                                              const ObjectKey& key) {
+  co_return co_await SyncKey(bucket, key, /*newest_is_new=*/false);
+}
+
+Result<void> ReplicationNode::ChangedBlocking(const BucketName& bucket, const ObjectKey& key) {
+  // A sync gives up on an owner within a few seconds (SyncOwner's attempts); the wait is a
+  // bound on top of that, for a cluster executor that stopped running.
+  constexpr auto kLongestSync = std::chrono::seconds(30);
+  if (stopped_) {
+    return Error(ErrorCode::kUnavailable, "replication is stopping", true);
+  }
+  auto done = boost::asio::co_spawn(cluster_.executor(), SyncOnCluster(bucket, key, false),
+                                    boost::asio::use_future);
+  if (done.wait_for(kLongestSync) != std::future_status::ready) {
+    return Error(ErrorCode::kUnavailable, "the sync of " + key.str() + " did not end", true);
+  }
+  try {
+    return done.get();
+  } catch (const std::exception& e) {
+    return Error(ErrorCode::kUnavailable, std::string("the sync was abandoned: ") + e.what(), true);
+  }
 }
 
 ReplicationStats ReplicationNode::Stats() const {

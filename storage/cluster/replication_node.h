@@ -56,6 +56,12 @@ class ReplicationNode final : public Replication {
   void Stop() override;
   ReplicationStats Stats() const override;
 
+  // KeySteward: replication_node.cc.
+  bool ActsOn(const BucketName& bucket, const ObjectKey& key) const override;
+  boost::asio::awaitable<Result<void>> Changed(const BucketName& bucket,
+                                               const ObjectKey& key) override;
+  Result<void> ChangedBlocking(const BucketName& bucket, const ObjectKey& key) override;
+
  private:
   struct Counters {
     std::atomic<std::uint64_t> syncs{0};

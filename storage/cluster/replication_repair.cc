@@ -133,8 +133,9 @@ asio::awaitable<Result<void>> ReplicationNode::DropUnowned(const BucketName& buc
   if (answer.keep) {
     co_return Ok();  // replicas = 1 and the primary lacks it: this may be its only copy
   }
-  STRATA_CO_RETURN_IF_ERROR(co_await Offload(
-      blocking_, [this, &bucket, &key] { return store_.ApplyReplica(bucket, key, {}); }));
+  STRATA_CO_RETURN_IF_ERROR(co_await Offload(blocking_, [this, &bucket, &key] {
+    return store_.ApplyReplica(bucket, key, {}, std::nullopt);
+  }));
   counters_.keys_dropped.fetch_add(1, std::memory_order_relaxed);
   co_return Ok();
 }

@@ -20,6 +20,11 @@ using metadata::ObjectRecord;
 constexpr std::size_t kRowsPerRead = 1000;
 // Versions of a key the worker looks at (S3 keeps NewerNoncurrentVersions at most 100).
 constexpr std::size_t kVersionsPerKey = 1000;
+// In a cluster, a due key this gateway is not the primary of is looked at again after
+// this many intervals: its primary acts on it meanwhile (and its sync queues the key's next
+// due time here), so the row only matters once this gateway becomes the primary.
+constexpr int kIntervalsForAnotherPrimary = 10;
+constexpr std::size_t kMaxUnsynced = 10'000;
 
 bool IsRemoval(LifecycleAction a) {
   return a == LifecycleAction::kExpire || a == LifecycleAction::kNoncurrentExpire ||
@@ -37,7 +42,9 @@ LifecycleWorker::LifecycleWorker(const Config& config, metadata::Index& index, O
       day_ms_(config.lifecycle.day.count()),
       interval_(config.lifecycle.interval) {}
 
-LifecycleWorker::~LifecycleWorker() {
+LifecycleWorker::~LifecycleWorker() { Stop(); }
+
+void LifecycleWorker::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -242,7 +249,12 @@ Result<std::optional<LifecycleRow>> LifecycleWorker::HandleKey(const LifecycleRo
   const BucketName bucket_name(row.bucket);
   const ObjectKey key(row.key);
   const std::int64_t now = NowMs();
+  if (steward_ != nullptr && !steward_->ActsOn(bucket_name, key)) {
+    return Next(LifecycleRow{
+        now + kIntervalsForAnotherPrimary * interval_.count(), row.bucket, row.key, {}});
+  }
   bool retry = false;
+  bool changed_any = false;
   std::vector<ObjectRecord> versions;
   // Each applied action changes the key (a removal changes the others' standing), so the
   // versions are read again; a key has few versions, and each round removes or moves one.
@@ -263,9 +275,13 @@ Result<std::optional<LifecycleRow>> LifecycleWorker::HandleKey(const LifecycleRo
     if (!changed) {
       break;
     }
+    changed_any = true;
   }
   auto next = metadata::NextKeyDue(bucket->lifecycle, versions, now, day_ms_,
                                    [this](std::string_view c) { return Rank(c); });
+  if (!SyncChange(bucket_name, key, changed_any)) {
+    retry = true;
+  }
   if (retry) {
     const std::int64_t soon = now + interval_.count();
     next = next ? std::min(*next, soon) : soon;
@@ -274,6 +290,27 @@ Result<std::optional<LifecycleRow>> LifecycleWorker::HandleKey(const LifecycleRo
     return Next();
   }
   return Next(LifecycleRow{*next, row.bucket, row.key, {}});
+}
+
+bool LifecycleWorker::SyncChange(const BucketName& bucket, const ObjectKey& key, bool changed) {
+  if (steward_ == nullptr) {
+    return true;
+  }
+  const std::string id = bucket.str() + '/' + key.str();
+  if (!changed && !unsynced_.contains(id)) {
+    return true;
+  }
+  auto synced = steward_->ChangedBlocking(bucket, key);
+  if (synced.ok()) {
+    unsynced_.erase(id);
+    return true;
+  }
+  spdlog::warn("lifecycle: {}: the change is not on the other owners yet: {}", id,
+               synced.error().message);
+  if (unsynced_.size() < kMaxUnsynced) {
+    unsynced_.insert(id);
+  }
+  return false;
 }
 
 Result<bool> LifecycleWorker::ApplyDue(const metadata::BucketRecord& bucket,

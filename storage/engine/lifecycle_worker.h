@@ -15,12 +15,18 @@
 // class on the upstream (cold) tier drops the local copy once the upstream has the
 // version: a version not written back yet is looked at again next interval. A GET of a
 // cold version reads through.
+//
+// In a cluster only a key's primary applies its rules (storage/key_steward.h) and syncs
+// what it changed to the key's other owners; they keep the key's due row for the day they
+// become its primary.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "common/clock.h"
@@ -28,6 +34,7 @@
 #include "common/error.h"
 #include "metadata/index.h"
 #include "storage/engine_stats.h"
+#include "storage/key_steward.h"
 #include "storage/object_store.h"
 
 namespace strata::storage {
@@ -40,7 +47,12 @@ class LifecycleWorker {
   LifecycleWorker(const LifecycleWorker&) = delete;
   LifecycleWorker& operator=(const LifecycleWorker&) = delete;
 
+  // In a cluster, before Start: only the keys `steward` (outliving the worker) says are
+  // this gateway's are acted on, and each change is synced to the key's other owners.
+  void SetSteward(KeySteward* steward) { steward_ = steward; }
   void Start();
+  // Stops the thread after its current row (the destructor does too).
+  void Stop();
   // One pass now, on the calling thread (tests; the thread calls it every interval).
   Result<void> RunPass();
   LifecycleStats stats() const;
@@ -59,6 +71,9 @@ class LifecycleWorker {
                         const std::vector<metadata::ObjectRecord>& versions, std::size_t index,
                         std::int64_t now, bool& retry);
   void Loop();
+  // After HandleKey's round on a key of a cluster: its change (or an earlier one whose sync
+  // failed) synced to the other owners. False when the sync failed (tried again soon).
+  bool SyncChange(const BucketName& bucket, const ObjectKey& key, bool changed);
 
   const Config& config_;
   metadata::Index& index_;
@@ -72,6 +87,10 @@ class LifecycleWorker {
   bool stopping_ = false;
   LifecycleStats stats_;
   std::thread thread_;
+  KeySteward* steward_ = nullptr;
+  // Keys changed here whose sync to the other owners failed (the worker's thread only);
+  // bounded: past kMaxUnsynced, the next write or repair of the key syncs it.
+  std::set<std::string> unsynced_;
 };
 
 }  // namespace strata::storage

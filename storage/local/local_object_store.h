@@ -142,8 +142,9 @@ class LocalObjectStore final : public ObjectStore, public BucketMirror {
   Result<void> AbortUpload(const BucketName& bucket, const ObjectKey& key,
                            const UploadId& upload_id) override;
   // Replicas: local_replica.cc.
-  Result<std::vector<std::size_t>> ApplyReplica(const BucketName& bucket, const ObjectKey& key,
-                                                std::vector<ReplicaVersion> newest_first) override;
+  Result<std::vector<std::size_t>> ApplyReplica(
+      const BucketName& bucket, const ObjectKey& key, std::vector<ReplicaVersion> newest_first,
+      const std::optional<metadata::WritebackItem>& writeback) override;
   bool HoldsBytesLocally(const metadata::ObjectRecord& record) const override;
 
  private:

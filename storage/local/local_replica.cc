@@ -24,7 +24,8 @@ bool LocalObjectStore::HoldsBytesLocally(const metadata::ObjectRecord& record) c
 }
 
 Result<std::vector<std::size_t>> LocalObjectStore::ApplyReplica(
-    const BucketName& bucket, const ObjectKey& key, std::vector<ReplicaVersion> newest_first) {
+    const BucketName& bucket, const ObjectKey& key, std::vector<ReplicaVersion> newest_first,
+    const std::optional<metadata::WritebackItem>& writeback) {
   return GuardExceptions("apply replica", [&]() -> Result<std::vector<std::size_t>> {
     std::lock_guard stripe(
         replica_stripes_[std::hash<std::string_view>{}(key.view()) % replica_stripes_.size()]);
@@ -102,7 +103,7 @@ Result<std::vector<std::size_t>> LocalObjectStore::ApplyReplica(
       drop_fresh();
       return missing;
     }
-    auto replaced = index_.ReplaceKeyVersions(bucket, key, records);
+    auto replaced = index_.ReplaceKeyVersions(bucket, key, records, writeback);
     if (!replaced.ok()) {
       drop_fresh();
       return std::move(replaced).error();

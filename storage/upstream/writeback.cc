@@ -123,6 +123,7 @@ struct WritebackWorker::State {
   std::atomic<std::uint64_t> failures{0};
   std::atomic<std::int64_t> oldest_enqueued_ms{0};
   std::mt19937_64 jitter{std::random_device{}()};
+  KeySteward* steward = nullptr;  // set before the thread starts
 
   State(metadata::Index& i, ObjectStore& s, Tier& u, WritebackOptions o, const Clock& c)
       : index(i), store(s), upstream(u), options(o), clock(c) {}
@@ -159,6 +160,9 @@ struct WritebackWorker::State {
       if (!flushing && now < due_ms) {
         next_due = std::min(next_due, due_ms);
         return true;
+      }
+      if (steward != nullptr && !steward->ActsOn(item.bucket, item.key)) {
+        return true;  // another owner's to push; looked at again within a delay
       }
       if (due.size() == room) {
         whole_queue = false;  // more due than slots: look again when one frees
@@ -228,6 +232,16 @@ struct WritebackWorker::State {
 
   asio::awaitable<void> Push(metadata::WritebackItem item) {
     auto pushed = co_await PushState(item);
+    if (pushed.ok() && steward != nullptr) {
+      // The other owners learn the key is clean (and drop their item); when they cannot
+      // now, the next sync of the key (a write, a repair) tells them, and until then one
+      // that became the primary would only push the same state again.
+      auto synced = co_await steward->Changed(item.bucket, item.key);
+      if (!synced.ok()) {
+        spdlog::warn("write-back: {}/{} pushed, not yet known clean on its other owners: {}",
+                     item.bucket.str(), item.key.str(), synced.error().message);
+      }
+    }
     in_flight.erase(KeyId(item));
     if (pushed.ok()) {
       pushes.fetch_add(1, std::memory_order_relaxed);
@@ -470,6 +484,8 @@ WritebackWorker::~WritebackWorker() {
     thread_.join();
   }
 }
+
+void WritebackWorker::SetSteward(KeySteward* steward) { state_->steward = steward; }
 
 void WritebackWorker::Start() {
   (void)state_->tasks.Spawn(state_->ioc.get_executor(), state_->Loop());

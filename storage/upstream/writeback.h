@@ -18,6 +18,11 @@
 //
 // Pushes carry Content-Type, the standard headers and x-amz-meta-* of the version; a
 // single-PUT push is verified by the upstream's ETag (the bytes' MD5).
+//
+// In a cluster every owner of a key holds its item (the key sync carries it), but only the
+// key's primary pushes it (storage/key_steward.h): the others look again after a delay, in
+// case they became its primary. A push that finished is synced to the other owners, which
+// drop their item with it.
 #pragma once
 
 #include <atomic>
@@ -31,6 +36,7 @@
 #include "common/clock.h"
 #include "metadata/index.h"
 #include "storage/engine_stats.h"
+#include "storage/key_steward.h"
 #include "storage/object_store.h"
 #include "storage/tier.h"
 
@@ -58,6 +64,8 @@ class WritebackWorker {
   WritebackWorker(const WritebackWorker&) = delete;
   WritebackWorker& operator=(const WritebackWorker&) = delete;
 
+  // In a cluster, before Start (`steward` outlives the worker).
+  void SetSteward(KeySteward* steward);
   void Start();
   // Until `deadline`, every item is due at once: the delay and retry times are ignored.
   // (`deadline` on the worker's clock's monotonic time.)

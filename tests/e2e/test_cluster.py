@@ -32,14 +32,15 @@ def cluster_overrides(etcd, node, zone, secret=SECRET):
                         "lease_ttl": LEASE}}
 
 
-def run_trio(tmp_path_factory, replicas=3):
+def run_trio(tmp_path_factory, replicas=3, extra=None):
     """A fixture's body: etcd and gw-a, gw-b, gw-c in three zones, once each sees all three,
-    with the bucket "shared"; yields the gateways, stops everything after."""
+    with the bucket "shared"; yields the gateways, stops everything after. `extra`: more
+    configuration sections for each gateway (tiers, [writeback], [lifecycle])."""
     etcd = EtcdServer(tmp_path_factory.mktemp("etcd")).start()
     gws = []
     try:
         for i, n in enumerate("abc", 1):
-            overrides = cluster_overrides(etcd, f"gw-{n}", f"zone-{i}")
+            overrides = {**(extra or {}), **cluster_overrides(etcd, f"gw-{n}", f"zone-{i}")}
             overrides["cluster"]["replicas"] = replicas
             gws.append(StrataServer(tmp_path_factory.mktemp(f"gw-{n}"), overrides).start())
         for gw in gws:

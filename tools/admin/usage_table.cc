@@ -82,8 +82,26 @@ std::optional<std::string> UsageTable(const std::string& text) {
                  capacity == 0 ? "-" : HumanBytes(static_cast<double>(capacity)), price,
                  Money(Real(tier, "cost_per_month"))});
     }
-    return buckets.Render() + "\n" + tiers.Render() + "\nTOTAL COST/MONTH  " +
-           Money(Real(doc, "cost_per_month")) + "\n";
+    std::string out = buckets.Render() + "\n" + tiers.Render() + "\nTOTAL COST/MONTH  " +
+                      Money(Real(doc, "cost_per_month")) + "\n";
+    // In a cluster: what each member stores (copies), and whether every one answered.
+    if (const json::value* cluster = doc.if_contains("cluster")) {
+      const json::object& part = cluster->as_object();
+      TextTable members({"MEMBER", "ZONE", "ANSWERED", "OBJECTS", "BYTES", "SIZE"}, 2);
+      for (const auto& item : part.at("members").as_array()) {
+        const json::object& m = item.as_object();
+        const bool answered = m.at("answered").as_bool();
+        members.Add({Text(m, "node"), Text(m, "zone"), answered ? "yes" : "NO",
+                     std::to_string(Int(m, "objects")), std::to_string(Int(m, "bytes")),
+                     HumanBytes(static_cast<double>(Int(m, "bytes")))});
+      }
+      out += "\n" + members.Render() + "\nCluster-wide: local tiers count every copy (" +
+             std::to_string(Int(part, "copies")) + " per object), the upstream one.\n";
+      if (!part.at("complete").as_bool()) {
+        out += "INCOMPLETE: a member did not answer; its copies are left out.\n";
+      }
+    }
+    return out;
   } catch (const std::exception&) {
     return std::nullopt;
   }

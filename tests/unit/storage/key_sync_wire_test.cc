@@ -26,12 +26,24 @@ metadata::ObjectRecord Version(const std::string& id, bool marker) {
   return record;
 }
 
+metadata::WritebackItem Queued() {
+  metadata::WritebackItem item;
+  item.sequence = 77;
+  item.enqueued_ms = 1'700'000'000'000;
+  item.bytes = 11;
+  item.attempts = 2;
+  item.last_error = "503 SlowDown";
+  item.upstream_deletes = {"u1", "u2"};
+  return item;
+}
+
 KeySyncRequest Sample() {
   return KeySyncRequest{
       "bucket",
       "dir/key",
       {SyncedVersion{Version("v2", false), true}, SyncedVersion{Version("m1", true), false},
-       SyncedVersion{Version("v0", false), false}}};
+       SyncedVersion{Version("v0", false), false}},
+      Queued()};
 }
 
 TEST(KeySyncWire, RequestRoundTrips) {
@@ -48,11 +60,37 @@ TEST(KeySyncWire, RequestRoundTrips) {
   EXPECT_EQ(decoded->versions[0].record.user_metadata, Version("v2", false).user_metadata);
   EXPECT_TRUE(decoded->versions[1].record.delete_marker);
   EXPECT_FALSE(decoded->versions[2].bytes_follow);
+  ASSERT_TRUE(decoded->writeback.has_value());
+  EXPECT_EQ(decoded->writeback->enqueued_ms, Queued().enqueued_ms);
+  EXPECT_EQ(decoded->writeback->bytes, 11u);
+  EXPECT_EQ(decoded->writeback->upstream_deletes, Queued().upstream_deletes);
   EXPECT_EQ(EncodeKeySync(*decoded), bytes);
 }
 
+TEST(KeySyncWire, AKeyWithNothingToPushCarriesNoItem) {
+  KeySyncRequest clean = Sample();
+  clean.writeback.reset();
+  auto decoded = DecodeKeySync(EncodeKeySync(clean));
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_FALSE(decoded->writeback.has_value());
+  EXPECT_EQ(decoded->versions.size(), 3u);
+}
+
+TEST(KeySyncWire, ABadWritebackItemIsRefused) {
+  KeySyncRequest clean = Sample();
+  clean.writeback.reset();
+  std::string bytes = EncodeKeySync(clean);
+  bytes.back() = 2;  // neither "none" nor "one follows"
+  EXPECT_FALSE(DecodeKeySync(bytes).ok());
+  bytes.back() = 1;  // one follows, but nothing does
+  EXPECT_FALSE(DecodeKeySync(bytes).ok());
+  std::string junk = bytes;
+  PutLeString(junk, "not an item");
+  EXPECT_FALSE(DecodeKeySync(junk).ok());
+}
+
 TEST(KeySyncWire, AnEmptyStackIsAKeyWithNoVersions) {
-  auto decoded = DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", "k", {}}));
+  auto decoded = DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", "k", {}, std::nullopt}));
   ASSERT_TRUE(decoded.ok());
   EXPECT_TRUE(decoded->versions.empty());
 }
@@ -69,17 +107,18 @@ TEST(KeySyncWire, EveryTruncationAndTrailingByteIsRefused) {
 
 TEST(KeySyncWire, BadFieldsAreRefused) {
   std::string bytes = EncodeKeySync(Sample());
-  bytes[0] = 2;  // format
+  bytes[0] = 1;  // the format before the write-back item joined
   EXPECT_FALSE(DecodeKeySync(bytes).ok());
 
   KeySyncRequest marker_with_bytes = Sample();
   marker_with_bytes.versions[1].bytes_follow = true;
   EXPECT_FALSE(DecodeKeySync(EncodeKeySync(marker_with_bytes)).ok());
 
-  EXPECT_FALSE(
-      DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", std::string(1025, 'k'), {}})).ok());
-  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"", "k", {}})).ok());
-  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", "", {}})).ok());
+  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{
+                                 "bucket", std::string(1025, 'k'), {}, std::nullopt}))
+                   .ok());
+  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"", "k", {}, std::nullopt})).ok());
+  EXPECT_FALSE(DecodeKeySync(EncodeKeySync(KeySyncRequest{"bucket", "", {}, std::nullopt})).ok());
 
   // Unknown flag bits on the first version.
   std::string flags = EncodeKeySync(Sample());
@@ -89,7 +128,7 @@ TEST(KeySyncWire, BadFieldsAreRefused) {
 
   // A count past what the bytes can hold.
   std::string header;
-  header.push_back(1);
+  header.push_back(kKeySyncFormat);
   PutLe(header, 1, 4);
   header += "b";
   PutLe(header, 1, 4);

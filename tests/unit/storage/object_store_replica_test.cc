@@ -72,7 +72,8 @@ class ReplicaStoreTest : public ::testing::Test {
     return version;
   }
   Result<std::vector<std::size_t>> Apply(std::vector<ReplicaVersion> versions) {
-    return replica_.store->ApplyReplica(BucketName("bkt"), ObjectKey("k"), std::move(versions));
+    return replica_.store->ApplyReplica(BucketName("bkt"), ObjectKey("k"), std::move(versions),
+                                        std::nullopt);
   }
   std::string ReadOnReplica(const VersionId& id) {
     auto record = replica_.store->HeadVersion(BucketName("bkt"), ObjectKey("k"), id);
