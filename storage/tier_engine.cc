@@ -158,8 +158,11 @@ void TierEngine::Stop() {
   }
   fetcher_.reset();
   prefetch_.reset();
-  // Before the cluster stops: in one, its passes sync their changes there.
-  lifecycle_->Stop();
+  // Before the cluster stops: in one, its passes sync their changes there. (Absent when
+  // Open failed before making it.)
+  if (lifecycle_) {
+    lifecycle_->Stop();
+  }
   // The write-back worker's thread uses the upstream's client of that thread: stopped
   // (its pushes cancelled, their items kept queued) before the clients go.
   writeback_.reset();
