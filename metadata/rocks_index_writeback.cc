@@ -82,6 +82,9 @@ Result<RocksIndex::StagedWriteback> RocksIndex::StageMirroredWriteback(
     const BucketRecord& bucket, const ObjectKey& key, const std::optional<WritebackItem>& item,
     rocksdb::WriteBatch& batch) {
   StagedWriteback staged;
+  if (bucket.upstream_tier.empty()) {
+    return staged;  // an unbound bucket never has an item: no read on its replicas' writes
+  }
   auto waiting = GetWriteback(bucket.name, key);
   if (!waiting.ok()) {
     return std::move(waiting).error();
@@ -92,7 +95,7 @@ Result<RocksIndex::StagedWriteback> RocksIndex::StageMirroredWriteback(
   }
   const std::string row = WritebackRowKey(bucket.name.view(), key.view());
   rocksdb::Status s;
-  if (item && !bucket.upstream_tier.empty()) {
+  if (item) {
     WritebackItem mirrored = *item;
     // The primary's sequence means nothing here: this index's next one marks the change,
     // as StageWriteback's does. Its failures were the primary's.

@@ -56,7 +56,8 @@ HandlerResult HandleUsageAdmin(RequestContext& ctx) {
       self.rows = std::move(local).value();
       members.push_back(std::move(self));
     } else {
-      members.push_back(co_await AskMember(ctx, info));
+      MemberUsage asked = co_await AskMember(ctx, info);
+      members.push_back(std::move(asked));
     }
     CountStored(services.config, members.back());
   }

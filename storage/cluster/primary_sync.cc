@@ -56,16 +56,18 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOnCluster(BucketName bucket, 
   if (owners.empty() || !owners.front().self) {
     co_return NotPrimary(key.str());
   }
-  // The item is read before the versions: a push that finishes between the two reads then
-  // leaves the replica an item for a clean key (pushed again, to no harm, if it becomes the
-  // primary) rather than a dirty key without one. A write between them, or the push, has
-  // a sync of its own next, which carries both as they are then.
-  auto queued = co_await Offload(
-      blocking_, [this, &bucket, &key] { return index_.GetWriteback(bucket, key); });
-  if (!queued.ok()) {
-    co_return std::move(queued).error();
-  }
-  auto versions = co_await Offload(blocking_, [this, &bucket, &key] {
+  // One hop to the blocking pool for both reads. The item is read before the versions: a
+  // push that finishes between the two reads then leaves the replica an item for a clean
+  // key (pushed again, to no harm, if it becomes the primary) rather than a dirty key
+  // without one. A write between them, or the push, has a sync of its own next, which
+  // carries both as they are then.
+  std::optional<metadata::WritebackItem> queued;
+  auto versions = co_await Offload(blocking_, [this, &bucket, &key, &queued] {
+    auto item = index_.GetWriteback(bucket, key);
+    if (!item.ok()) {
+      return Result<std::vector<metadata::ObjectRecord>>(std::move(item).error());
+    }
+    queued = std::move(item).value();
     return index_.KeyVersions(bucket, key, kMaxSyncVersions + 1);
   });
   if (!versions.ok()) {
@@ -75,7 +77,7 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOnCluster(BucketName bucket, 
     co_return Error(ErrorCode::kInternal,
                     "key " + key.str() + " has more versions than a sync carries");
   }
-  KeySyncRequest base{bucket.str(), key.str(), {}, std::move(queued).value()};
+  KeySyncRequest base{bucket.str(), key.str(), {}, std::move(queued)};
   std::vector<bool> local_bytes;
   for (auto& version : *versions) {
     local_bytes.push_back(store_.HoldsBytesLocally(version));
