@@ -109,6 +109,13 @@ std::optional<bool> ReplicatedChange(S3Operation op) {
   }
 }
 
+// A change of a multipart upload in progress, which its handler syncs to the key's other
+// owners itself (storage/replication.h's SyncUpload).
+bool ChangesAnUpload(S3Operation op) {
+  return op == S3Operation::kCreateMultipartUpload || op == S3Operation::kUploadPart ||
+         op == S3Operation::kUploadPartCopy || op == S3Operation::kAbortMultipartUpload;
+}
+
 // Runs the classified operation: on the key's primary owner in a cluster
 // (gateway/forward.h), here otherwise; a change served here as the primary is acknowledged
 // only once the key's other owners hold it.
@@ -121,7 +128,7 @@ HandlerResult Route(RequestContext& ctx, const Classification& route) {
     co_return Ok();
   }
   const auto change = ReplicatedChange(route.op);
-  if (!change || ctx.services.replication == nullptr) {
+  if ((!change && !ChangesAnUpload(route.op)) || ctx.services.replication == nullptr) {
     co_return co_await RouteHere(ctx, route);
   }
   // A primary that may have lost its registration stops taking writes before another
@@ -129,6 +136,9 @@ HandlerResult Route(RequestContext& ctx, const Classification& route) {
   if (!ctx.services.cluster->MayAcceptWrites()) {
     co_return Error(ErrorCode::kUnavailable,
                     "this gateway is not sure of its cluster membership now; try again", true);
+  }
+  if (!change) {
+    co_return co_await RouteHere(ctx, route);
   }
   ReplicatingExchange exchange(ctx.exchange, *ctx.services.replication,
                                BucketName(ctx.target.bucket), ObjectKey(ctx.target.key), *change);

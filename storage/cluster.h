@@ -45,6 +45,7 @@ inline constexpr std::uint32_t kPeerOpCatchUp = 6;      // storage/replication.h
 inline constexpr std::uint32_t kPeerOpKeyPull = 7;      // storage/replication.h
 inline constexpr std::uint32_t kPeerOpDrain = 8;        // storage/replication.h
 inline constexpr std::uint32_t kPeerOpReadVersion = 9;  // gateway/remote_copy_source.h
+inline constexpr std::uint32_t kPeerOpUploadSync = 10;  // storage/replication.h (SyncUpload)
 
 // Who answers for a key: its primary owner under the current membership view.
 struct KeyOwner {

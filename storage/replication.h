@@ -47,6 +47,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "common/error.h"
 #include "common/ids.h"
@@ -56,6 +57,15 @@
 #include "storage/object_store.h"
 
 namespace strata::storage {
+
+// A change of a multipart upload its primary made (SyncUpload): created (no part), a part
+// stored (its bytes go along), or aborted (`gone`; only the upload's bucket, key and id
+// are read).
+struct UploadChange {
+  metadata::UploadRecord upload;
+  std::optional<metadata::PartRecord> part = {};
+  bool gone = false;
+};
 
 struct ReplicationStats {
   std::uint64_t syncs = 0;             // key syncs that reached every other owner
@@ -100,6 +110,14 @@ class Replication : public KeySteward {
   virtual boost::asio::awaitable<Result<void>> SyncKey(const BucketName& bucket,
                                                        const ObjectKey& key,
                                                        bool newest_is_new) = 0;
+
+  // After this gateway, as the primary of the upload's key, created an upload, stored one
+  // of its parts or aborted it: returns once every other owner holds the same (the upload
+  // record as it is here, the part with its bytes, written durably and checked against
+  // its size, ETag and CRC64NVME), so the key's next primary can go on with the upload
+  // after this gateway dies. kUnavailable (retryable) as SyncKey. A completion needs no
+  // call of its own: the key sync of the version it made ends the replicas' copies.
+  virtual boost::asio::awaitable<Result<void>> SyncUpload(UploadChange change) = 0;
 
   // Starts draining this gateway (see above) in the background; Ok at once when it is
   // draining or drained already. kInvalidRequest while it catches up (it owns nothing to

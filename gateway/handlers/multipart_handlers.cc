@@ -60,6 +60,15 @@ void SetChecksumHeaders(ResponseHeader& header, const std::string& algorithm,
   }
 }
 
+// In a cluster, the upload's change reaches its key's other owners before the answer
+// (storage/replication.h's SyncUpload), so the key's next primary can go on with it.
+asio::awaitable<Result<void>> ReplicateUpload(RequestContext& ctx, storage::UploadChange change) {
+  if (ctx.services.replication == nullptr) {
+    co_return Ok();
+  }
+  co_return co_await ctx.services.replication->SyncUpload(std::move(change));
+}
+
 }  // namespace
 
 HandlerResult CreateMultipartUpload(RequestContext& ctx) {
@@ -85,6 +94,8 @@ HandlerResult CreateMultipartUpload(RequestContext& ctx) {
   STRATA_CO_TRY(auto created, co_await Offload(ctx.services.blocking_pool, [&] {
                   return store.CreateUpload(std::move(upload));
                 }));
+  storage::UploadChange change{created};
+  STRATA_CO_RETURN_IF_ERROR(co_await ReplicateUpload(ctx, std::move(change)));
   ResponseHeader header;
   if (!created.checksum_algorithm.empty()) {
     header.set("x-amz-checksum-algorithm", created.checksum_algorithm);
@@ -114,6 +125,8 @@ HandlerResult UploadPart(RequestContext& ctx) {
   STRATA_CO_TRY(auto part, co_await Offload(ctx.services.blocking_pool, [&] {
                   return store.CommitPart(std::move(pending), upload, number);
                 }));
+  storage::UploadChange change{upload, part};
+  STRATA_CO_RETURN_IF_ERROR(co_await ReplicateUpload(ctx, std::move(change)));
   ResponseHeader header = std::move(received);
   header.set(http::field::etag, "\"" + part.etag + "\"");
   SetChecksumHeaders(header, upload.checksum_algorithm, part.checksums);
@@ -153,6 +166,8 @@ HandlerResult UploadPartCopy(RequestContext& ctx) {
                     return store.CopyPart(source, range.first, range.length, upload, number);
                   }));
   }
+  storage::UploadChange change{upload, part};
+  STRATA_CO_RETURN_IF_ERROR(co_await ReplicateUpload(ctx, std::move(change)));
   XmlWriter xml("CopyPartResult");
   xml.Element("LastModified", FormatIso8601(part.last_modified_ms))
       .Element("ETag", "\"" + part.etag + "\"");
@@ -216,6 +231,12 @@ HandlerResult AbortMultipartUpload(RequestContext& ctx) {
   auto& store = ctx.services.store;
   STRATA_CO_RETURN_IF_ERROR(co_await Offload(
       ctx.services.blocking_pool, [&] { return store.AbortUpload(bucket, key, upload_id); }));
+  storage::UploadChange change;
+  change.upload.object.bucket = bucket;
+  change.upload.object.key = key;
+  change.upload.upload_id = upload_id;
+  change.gone = true;
+  STRATA_CO_RETURN_IF_ERROR(co_await ReplicateUpload(ctx, std::move(change)));
   co_return co_await SendEmpty(ctx, 204);
 }
 

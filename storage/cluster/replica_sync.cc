@@ -19,6 +19,24 @@ Error Retryable(const Error& error) {
 
 }  // namespace
 
+Result<void> ReplicationNode::FromPrimary(const std::string& peer, const std::string& bucket,
+                                          const std::string& key) {
+  const auto owners = cluster_.OwnersOf(bucket, key);
+  bool owner_here = false;
+  for (const auto& owner : owners) {
+    owner_here = owner_here || owner.self;
+  }
+  if (owners.empty() || owners.front().node != peer || !owner_here) {
+    counters_.refused.fetch_add(1, std::memory_order_relaxed);
+    return Error(ErrorCode::kUnavailable,
+                 peer + " is not the primary of " + key +
+                     " with this gateway as an owner in view " +
+                     std::to_string(owners.empty() ? 0 : owners.front().epoch),
+                 true);
+  }
+  return Ok();
+}
+
 PeerTask<void> ReplicationNode::ServeSync(PeerIncomingCall& call) {
   auto decoded = DecodeKeySync(call.request().payload);
   if (!decoded.ok()) {
@@ -27,27 +45,18 @@ PeerTask<void> ReplicationNode::ServeSync(PeerIncomingCall& call) {
                  decoded.error().message);
     co_return std::move(decoded).error();
   }
-  // Only the key's primary, as this gateway sees the cluster, may change its copy here: a
-  // member that lost its place (its lease, or a view behind this one) is refused.
-  const auto owners = cluster_.OwnersOf(decoded->bucket, decoded->key);
-  bool owner_here = false;
-  for (const auto& owner : owners) {
-    owner_here = owner_here || owner.self;
-  }
-  if (owners.empty() || owners.front().node != call.peer() || !owner_here) {
-    counters_.refused.fetch_add(1, std::memory_order_relaxed);
-    co_return Error(ErrorCode::kUnavailable,
-                    call.peer() + " is not the primary of " + decoded->key +
-                        " with this gateway as an owner in view " +
-                        std::to_string(owners.empty() ? 0 : owners.front().epoch),
-                    true);
-  }
+  STRATA_CO_RETURN_IF_ERROR(FromPrimary(call.peer(), decoded->bucket, decoded->key));
   co_return co_await ApplySync(call, std::move(decoded).value());
 }
 
 PeerTask<void> ReplicationNode::ApplySync(PeerIncomingCall& call, KeySyncRequest request) {
   const BucketName bucket(request.bucket);
   const ObjectKey key(request.key);
+  // The newest version, when a completion made it: the copy here of its upload ends with it.
+  std::optional<metadata::ObjectRecord> newest;
+  if (!request.versions.empty() && !request.versions.front().record.upload_id.empty()) {
+    newest = request.versions.front().record;
+  }
   std::vector<ReplicaVersion> versions;
   std::vector<std::size_t> flagged;  // indexes whose bytes come in the stream, in order
   for (auto& version : request.versions) {
@@ -101,8 +110,12 @@ PeerTask<void> ReplicationNode::ApplySync(PeerIncomingCall& call, KeySyncRequest
     co_return Error(ErrorCode::kCorruption, "key sync: fewer bytes than the versions' sizes");
   }
   counters_.bytes_received.fetch_add(received, std::memory_order_relaxed);
-  auto applied = co_await Offload(blocking_, [this, &bucket, &key, &versions, &request] {
-    return store_.ApplyReplica(bucket, key, std::move(versions), request.writeback);
+  auto applied = co_await Offload(blocking_, [this, &bucket, &key, &versions, &request, &newest] {
+    auto done = store_.ApplyReplica(bucket, key, std::move(versions), request.writeback);
+    if (done.ok() && done->empty() && newest) {
+      EndCompletedUpload(*newest);
+    }
+    return done;
   });
   if (!applied.ok()) {
     co_return Retryable(applied.error());

@@ -32,6 +32,9 @@ void ReplicationNode::Start() {
   });
   cluster_.SetHandler(
       kPeerOpDrain, [this](PeerIncomingCall& call) -> PeerTask<void> { return ServeDrain(call); });
+  cluster_.SetHandler(kPeerOpUploadSync, [this](PeerIncomingCall& call) -> PeerTask<void> {
+    return ServeUploadSync(call);
+  });
   tasks_.Spawn(cluster_.executor(), RepairLoop());  // which catches up first when not ready
 }
 
@@ -44,6 +47,7 @@ void ReplicationNode::Stop() {
     cluster_.SetHandler(kPeerOpCatchUp, {});
     cluster_.SetHandler(kPeerOpKeyPull, {});
     cluster_.SetHandler(kPeerOpDrain, {});
+    cluster_.SetHandler(kPeerOpUploadSync, {});
   }
   tasks_.Close();
   tasks_.Cancel();

@@ -50,6 +50,7 @@ class ReplicationNode final : public Replication {
 
   boost::asio::awaitable<Result<void>> SyncKey(const BucketName& bucket, const ObjectKey& key,
                                                bool newest_is_new) override;
+  boost::asio::awaitable<Result<void>> SyncUpload(UploadChange change) override;
   Result<void> Drain() override;
   boost::asio::awaitable<Result<void>> DrainMember(std::string node) override;
   void Start() override;
@@ -98,6 +99,16 @@ class ReplicationNode final : public Replication {
                                                                       const KeySyncRequest& request,
                                                                       std::uint64_t* sent);
 
+  // upload_sync.cc: SyncUpload on the cluster's executor (the primary's side), and the
+  // replica's side of kPeerOpUploadSync.
+  boost::asio::awaitable<Result<void>> SyncUploadOnCluster(UploadChange change);
+  boost::asio::awaitable<Result<void>> UploadSyncCall(const std::string& peer,
+                                                      const UploadChange& change);
+  PeerTask<void> ServeUploadSync(PeerIncomingCall& call);
+  // The copy here of the upload a completion made `newest` from, gone: the key sync that
+  // carries the completed version ends it. Blocking.
+  void EndCompletedUpload(const metadata::ObjectRecord& newest);
+
   // moves.cc: the pieces every background move is made of.
   enum class Move { kCatchUp, kDrain };
   // Runs CatchUpRound or DrainRound until one succeeds and its outcome is announced (caught
@@ -126,7 +137,12 @@ class ReplicationNode final : public Replication {
       const BucketName& bucket,
       const std::function<boost::asio::awaitable<Result<void>>(const std::string&)>& visit);
 
-  // replica_sync.cc: serves one kPeerOpKeySync call.
+  // replica_sync.cc: Ok when `peer` is the key's primary in this gateway's view and this
+  // gateway one of its owners: only then may it change the key's copy here (a member that
+  // lost its place, its lease or a view behind this one, is refused and counted).
+  Result<void> FromPrimary(const std::string& peer, const std::string& bucket,
+                           const std::string& key);
+  // Serves one kPeerOpKeySync call.
   PeerTask<void> ServeSync(PeerIncomingCall& call);
   PeerTask<void> ApplySync(PeerIncomingCall& call, KeySyncRequest request);
 

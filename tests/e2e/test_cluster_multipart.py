@@ -1,0 +1,123 @@
+"""Multipart uploads in a cluster (storage/replication.h's SyncUpload), with a real etcd and
+three real gateways on loopback (replicas = 2 in three zones):
+
+  - An upload's creation and every part (UploadPart and UploadPartCopy) reach the key's
+    other owner before they are acknowledged, so when the key's primary dies (SIGKILL)
+    the survivors list the upload once, list its parts, take the next part and complete
+    it byte-exact.
+  - A completed or aborted upload leaves no copy behind: after the primary's death the
+    next primary neither lists it nor takes parts for it.
+"""
+import os
+
+import botocore.exceptions
+import pytest
+
+from conftest import make_client
+from test_cluster import members, run_trio
+from test_cluster_failover import owners, patient_client, replication
+from upstream import wait_until
+
+REPLICAS = 2
+MIB = 1024 * 1024
+
+
+@pytest.fixture
+def trio(tmp_path_factory):
+    yield from run_trio(tmp_path_factory, replicas=REPLICAS)
+
+
+def key_with_primary(gw, primary, prefix):
+    """A key of "shared" whose primary owner is `primary`."""
+    for i in range(200):
+        key = f"{prefix}/{i}.pt"
+        if owners(gw, key)[0] == primary:
+            return key
+    raise AssertionError(f"no key under {prefix}/ has primary {primary}")
+
+
+def listed_uploads(gw):
+    answer = make_client(gw).list_multipart_uploads(Bucket="shared")
+    return sorted((u["Key"], u["UploadId"]) for u in answer.get("Uploads", []))
+
+
+def test_an_upload_outlives_its_primary(trio):
+    a, b, c = trio
+    key = key_with_primary(a, "gw-c", "ckpt")
+    replica = owners(a, key)[1]
+    s3a, s3b = make_client(a), make_client(b)
+    source = os.urandom(7 * MIB)
+    s3a.put_object(Bucket="shared", Key="src/blob", Body=source)
+
+    upload_id = s3a.create_multipart_upload(Bucket="shared", Key=key)["UploadId"]
+    parts = {1: os.urandom(5 * MIB + 17), 2: os.urandom(5 * MIB)}
+    before = replication(a)["bytes_received"] + replication(b)["bytes_received"]
+    etags = {1: s3b.upload_part(Bucket="shared", Key=key, UploadId=upload_id, PartNumber=1,
+                                Body=parts[1])["ETag"],
+             2: s3a.upload_part(Bucket="shared", Key=key, UploadId=upload_id, PartNumber=2,
+                                Body=parts[2])["ETag"]}
+    copied = s3b.upload_part_copy(Bucket="shared", Key=key, UploadId=upload_id, PartNumber=3,
+                                  CopySource={"Bucket": "shared", "Key": "src/blob"},
+                                  CopySourceRange=f"bytes=1000-{1000 + 5 * MIB - 1}")
+    etags[3] = copied["CopyPartResult"]["ETag"]
+    parts[3] = source[1000:1000 + 5 * MIB]
+    # The replica received every part's bytes before the part was acknowledged.
+    after = replication(a)["bytes_received"] + replication(b)["bytes_received"]
+    assert after - before >= sum(len(p) for p in parts.values()), (replica, before, after)
+    # Listed once, by its primary, whichever gateway is asked.
+    for gw in trio:
+        assert listed_uploads(gw) == [(key, upload_id)]
+
+    c.kill()
+    for gw in (a, b):
+        wait_until(lambda: members(gw) == ["gw-a", "gw-b"], what="c to leave", srv=gw)
+    s3a, s3b = patient_client(a), patient_client(b)
+    for gw in (a, b):
+        assert listed_uploads(gw) == [(key, upload_id)]
+    listed = s3b.list_parts(Bucket="shared", Key=key, UploadId=upload_id)["Parts"]
+    assert [(p["PartNumber"], p["ETag"], p["Size"]) for p in listed] == \
+        [(n, etags[n], len(parts[n])) for n in (1, 2, 3)]
+    parts[4] = os.urandom(123457)
+    etags[4] = s3b.upload_part(Bucket="shared", Key=key, UploadId=upload_id, PartNumber=4,
+                               Body=parts[4])["ETag"]
+    done = s3a.complete_multipart_upload(
+        Bucket="shared", Key=key, UploadId=upload_id,
+        MultipartUpload={"Parts": [{"PartNumber": n, "ETag": etags[n]} for n in (1, 2, 3, 4)]})
+    whole = b"".join(parts[n] for n in (1, 2, 3, 4))
+    for s3 in (s3a, s3b):
+        got = s3.get_object(Bucket="shared", Key=key)
+        assert got["ETag"] == done["ETag"]
+        assert got["Body"].read() == whole
+    for gw in (a, b):
+        assert listed_uploads(gw) == []
+
+
+def test_a_completed_or_aborted_upload_leaves_no_copy_behind(trio):
+    a, b, c = trio
+    s3a, s3b = make_client(a), make_client(b)
+    completed = key_with_primary(a, "gw-c", "done")
+    aborted = key_with_primary(a, "gw-c", "gone")
+    body = os.urandom(MIB + 5)
+    first = s3a.create_multipart_upload(Bucket="shared", Key=completed)["UploadId"]
+    etag = s3b.upload_part(Bucket="shared", Key=completed, UploadId=first, PartNumber=1,
+                           Body=body)["ETag"]
+    s3a.complete_multipart_upload(Bucket="shared", Key=completed, UploadId=first,
+                                  MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    second = s3b.create_multipart_upload(Bucket="shared", Key=aborted)["UploadId"]
+    s3a.upload_part(Bucket="shared", Key=aborted, UploadId=second, PartNumber=1, Body=b"x" * 99)
+    s3b.abort_multipart_upload(Bucket="shared", Key=aborted, UploadId=second)
+    for gw in trio:
+        assert listed_uploads(gw) == []
+
+    c.kill()
+    for gw in (a, b):
+        wait_until(lambda: members(gw) == ["gw-a", "gw-b"], what="c to leave", srv=gw)
+    # The keys' next primaries held the uploads as replicas: nothing of them is left.
+    for gw in (a, b):
+        assert listed_uploads(gw) == []
+    s3 = patient_client(a)
+    for key, upload_id in ((completed, first), (aborted, second)):
+        with pytest.raises(botocore.exceptions.ClientError) as refused:
+            s3.upload_part(Bucket="shared", Key=key, UploadId=upload_id, PartNumber=2, Body=b"y")
+        assert refused.value.response["Error"]["Code"] == "NoSuchUpload"
+    assert patient_client(b).get_object(Bucket="shared", Key=completed)["Body"].read() == body
