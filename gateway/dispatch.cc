@@ -98,8 +98,10 @@ std::optional<bool> ReplicatedChange(S3Operation op) {
   switch (op) {
     case S3Operation::kPutObject:
     case S3Operation::kCopyObject:
-    case S3Operation::kCompleteMultipartUpload:
       return true;
+    // The other owners hold the upload's parts (SyncUpload): they make the version from
+    // them and ask for bytes only when they cannot.
+    case S3Operation::kCompleteMultipartUpload:
     case S3Operation::kDeleteObject:
     case S3Operation::kPutObjectTagging:
     case S3Operation::kDeleteObjectTagging:

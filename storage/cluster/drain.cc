@@ -127,6 +127,20 @@ asio::awaitable<Result<void>> ReplicationNode::DrainRound() {
           co_await Pace(moved);
           co_return Ok();
         }));
+    // And the uploads in progress of the keys it is the primary of (those of the others'
+    // keys are their primaries' to move).
+    std::uint64_t failed = 0;
+    STRATA_CO_TRY(const bool uploads_done, co_await MoveUploads(
+                                               bucket.name, view->epoch,
+                                               [this, &bucket_name](const std::string& key) {
+                                                 const auto owners =
+                                                     cluster_.OwnersOf(bucket_name, key);
+                                                 return !owners.empty() && owners.front().self;
+                                               },
+                                               failed));
+    if (!uploads_done || failed > 0) {
+      co_return Error(ErrorCode::kUnavailable, "uploads in progress not handed over yet", true);
+    }
   }
   if (cluster_.View()->epoch != view->epoch) {
     co_return Error(ErrorCode::kUnavailable, "the membership changed while draining", true);

@@ -68,12 +68,12 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOnCluster(BucketName bucket, 
       return Result<std::vector<metadata::ObjectRecord>>(std::move(item).error());
     }
     queued = std::move(item).value();
-    return index_.KeyVersions(bucket, key, kMaxSyncVersions + 1);
+    return index_.KeyVersions(bucket, key, kMaxStreamedVersions + 1);
   });
   if (!versions.ok()) {
     co_return std::move(versions).error();
   }
-  if (versions->size() > kMaxSyncVersions) {
+  if (versions->size() > kMaxStreamedVersions) {
     co_return Error(ErrorCode::kInternal,
                     "key " + key.str() + " has more versions than a sync carries");
   }
@@ -122,9 +122,8 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOwner(const KeyOwner& owner,
         co_return Error(ErrorCode::kInternal, "the replica still lacks bytes it was sent");
       }
       asked_before = true;
-      for (auto& version : request.versions) {
-        version.bytes_follow = false;
-      }
+      // The replica applied nothing: the bytes sent before are needed again, with those it
+      // asked for (a version written meanwhile may be both, or the newest may be new).
       for (const std::uint32_t index : *missing) {
         if (!local_bytes[index]) {
           co_return Error(ErrorCode::kInternal,
@@ -159,15 +158,43 @@ asio::awaitable<Result<std::vector<std::uint32_t>>> ReplicationNode::SyncCall(
     const std::string& peer, const KeySyncRequest& request, std::uint64_t* sent) {
   PeerRequest call_request;
   call_request.op = kPeerOpKeySync;
-  call_request.payload = EncodeKeySync(request);
-  if (call_request.payload.size() > kMaxPeerPayload) {
-    co_return Error(ErrorCode::kInternal,
-                    "key " + request.key + " has more versions than one sync carries");
+  // The records in the payload when they fit, else at the head of the stream.
+  bool records_streamed = request.versions.size() > kMaxSyncVersions;
+  if (!records_streamed) {
+    call_request.payload = EncodeKeySync(request);
+    records_streamed = call_request.payload.size() > kMaxPeerPayload;
   }
+  if (records_streamed) {
+    call_request.payload = EncodeKeySyncHead(request);
+  }
+  call_request.has_stream = records_streamed;
   for (const auto& version : request.versions) {
     call_request.has_stream = call_request.has_stream || version.bytes_follow;
   }
   STRATA_CO_TRY(auto call, co_await cluster_.Call(peer, call_request));
+  if (records_streamed) {
+    std::string records;
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i <= request.versions.size(); ++i) {
+      const bool last = i == request.versions.size();
+      if (!last) {
+        const std::size_t before = records.size();
+        AppendStreamedVersion(records, request.versions[i]);
+        total += records.size() - before;
+        if (total > kMaxStreamedRecordBytes) {
+          co_return Error(ErrorCode::kInternal,
+                          "key " + request.key + " has more versions than a sync carries");
+        }
+      }
+      // Whole chunks as they fill, and what is left after the last record.
+      while (records.size() >= kMaxPeerChunk || (last && !records.empty())) {
+        const std::size_t size = std::min(records.size(), kMaxPeerChunk);
+        std::string chunk = records.substr(0, size);
+        records.erase(0, size);
+        STRATA_CO_RETURN_IF_ERROR(co_await call->Write(std::move(chunk)));
+      }
+    }
+  }
   if (call_request.has_stream) {
     for (const auto& version : request.versions) {
       if (!version.bytes_follow) {

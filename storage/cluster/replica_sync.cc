@@ -52,6 +52,21 @@ PeerTask<void> ReplicationNode::ServeSync(PeerIncomingCall& call) {
 PeerTask<void> ReplicationNode::ApplySync(PeerIncomingCall& call, KeySyncRequest request) {
   const BucketName bucket(request.bucket);
   const ObjectKey key(request.key);
+  // A stack too large for the payload: its records head the stream. What follows them in
+  // the chunk that ends them is the first of the versions' bytes.
+  std::string after_records;
+  if (request.streamed > 0) {
+    StreamedVersionReader reader(request);
+    while (!reader.done()) {
+      STRATA_CO_TRY(auto chunk, co_await call.Read());
+      if (!chunk) {
+        co_return Error(ErrorCode::kCorruption, "key sync: the stream ended inside the records");
+      }
+      std::string_view data = *chunk;
+      STRATA_CO_RETURN_IF_ERROR(reader.Feed(data));
+      after_records.assign(data);
+    }
+  }
   // The newest version, when a completion made it: the copy here of its upload ends with it.
   std::optional<metadata::ObjectRecord> newest;
   if (!request.versions.empty() && !request.versions.front().record.upload_id.empty()) {
@@ -82,8 +97,15 @@ PeerTask<void> ReplicationNode::ApplySync(PeerIncomingCall& call, KeySyncRequest
                ? versions[flagged[current]].record.size - versions[flagged[current]].bytes->size()
                : 0;
   };
+  bool records_tail = !after_records.empty();
   while (true) {
-    STRATA_CO_TRY(auto chunk, co_await call.Read());
+    std::optional<std::string> chunk;
+    if (records_tail) {
+      chunk = std::move(after_records);
+      records_tail = false;
+    } else {
+      STRATA_CO_TRY(chunk, co_await call.Read());
+    }
     if (!chunk) {
       break;
     }

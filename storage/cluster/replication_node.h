@@ -105,6 +105,21 @@ class ReplicationNode final : public Replication {
   boost::asio::awaitable<Result<void>> UploadSyncCall(const std::string& peer,
                                                       const UploadChange& change);
   PeerTask<void> ServeUploadSync(PeerIncomingCall& call);
+  // upload_repair.cc: the uploads of `bucket` held here that this gateway is the primary
+  // of under `now` and whose owners changed since `before`, each moved (MoveUpload) to
+  // their owners; a move that fails adds one to `failed`. False when the view moved on from
+  // `epoch` (the scan runs again).
+  boost::asio::awaitable<Result<bool>> RepairUploads(const BucketName& bucket,
+                                                     const Ownership& before, const Ownership& now,
+                                                     std::int64_t epoch, std::uint64_t& failed);
+  // The uploads of `bucket` held here whose key `moves` names, each moved (MoveUpload); a
+  // move that fails adds one to `failed`. False when the view moved on from `epoch`.
+  boost::asio::awaitable<Result<bool>> MoveUploads(
+      const BucketName& bucket, std::int64_t epoch,
+      const std::function<bool(const std::string&)>& moves, std::uint64_t& failed);
+  // The upload's record, then each of its parts with its bytes, synced to the key's other
+  // owners, paced as every background move.
+  boost::asio::awaitable<Result<void>> MoveUpload(const metadata::UploadRecord& upload);
   // The copy here of the upload a completion made `newest` from, gone: the key sync that
   // carries the completed version ends it. Blocking.
   void EndCompletedUpload(const metadata::ObjectRecord& newest);

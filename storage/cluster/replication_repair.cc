@@ -120,6 +120,11 @@ asio::awaitable<Result<bool>> ReplicationNode::RepairScan(const Ownership& befor
       co_return false;
     }
     STRATA_CO_RETURN_IF_ERROR(scanned);
+    STRATA_CO_TRY(const bool uploads_done,
+                  co_await RepairUploads(bucket.name, before, now, epoch, failed));
+    if (!uploads_done) {
+      co_return false;
+    }
   }
   counters_.under_replicated.store(failed, std::memory_order_relaxed);
   co_return failed == 0 && failed_drops == 0;

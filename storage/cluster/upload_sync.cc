@@ -86,8 +86,21 @@ asio::awaitable<Result<void>> ReplicationNode::SyncUploadOnCluster(UploadChange 
   }
   // Under the key's lock, in order with its key syncs, and read afresh: an upload completed
   // or aborted since this change was made travels as gone, a part stored again as the part
-  // stored now, so a late sync never brings back what a later one ended.
-  STRATA_CO_TRY(auto guard, co_await locks_.Lock(bucket.str() + '\0' + key.str()));
+  // stored now, so a late sync never brings back what a later one ended. The parts of an
+  // upload sync side by side (the key's lock shared, each part number's held alone); its
+  // creation and its end wait for them, as the key syncs do.
+  const std::string name = bucket.str() + '\0' + key.str();
+  const auto mode = change.part ? KeyLocks::Mode::kShared : KeyLocks::Mode::kExclusive;
+  STRATA_CO_TRY(auto guard, co_await locks_.Lock(name, mode));
+  std::optional<KeyLocks::Guard> part_guard;
+  if (change.part) {
+    auto locked = co_await locks_.Lock(name + '\0' + change.upload.upload_id.str() + '\0' +
+                                       std::to_string(change.part->number));
+    if (!locked.ok()) {
+      co_return std::move(locked).error();
+    }
+    part_guard.emplace(std::move(locked).value());
+  }
   const auto owners = cluster_.OwnersOf(bucket.view(), key.view());
   if (owners.empty() || !owners.front().self) {
     co_return Error(ErrorCode::kUnavailable,
@@ -223,7 +236,8 @@ PeerTask<void> ReplicationNode::ServeUploadSync(PeerIncomingCall& call) {
       co_return Retryable(aborted.error());
     }
     counters_.replica_writes.fetch_add(1, std::memory_order_relaxed);
-    co_return co_await call.Respond(PeerResponse{});
+    PeerResponse applied;  // not a braced temporary in the co_await (GCC 12)
+    co_return co_await call.Respond(std::move(applied));
   }
   // The upload as the primary holds it, made here with its id if this owner lacks it (it
   // missed the creation, or became an owner since).
@@ -280,7 +294,8 @@ PeerTask<void> ReplicationNode::ServeUploadSync(PeerIncomingCall& call) {
     }
   }
   counters_.replica_writes.fetch_add(1, std::memory_order_relaxed);
-  co_return co_await call.Respond(PeerResponse{});
+  PeerResponse applied;  // not a braced temporary in the co_await (GCC 12)
+  co_return co_await call.Respond(std::move(applied));
 }
 
 void ReplicationNode::EndCompletedUpload(const metadata::ObjectRecord& newest) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -204,6 +205,12 @@ class LocalObjectStore final : public ObjectStore, public BucketMirror {
   void PlaceByClass(metadata::ObjectRecord& record);
   // Reports `record` to the residency listener if it has a local copy.
   void NotifyResident(const metadata::ObjectRecord& record) const;
+  // A replica's placement of `record`, a version a multipart completion made, from the
+  // parts of its upload held here (storage/replication.h's SyncUpload): new names (links)
+  // for the parts' data files, once their sizes, the multipart ETag and the combined
+  // CRC64NVME match the record; nullopt when they do not, or the upload is not here (the
+  // bytes are asked for then). The upload's own names go when it ends.
+  std::optional<metadata::Placement> PlacementFromUpload(const metadata::ObjectRecord& record);
   // Stores a promoted data file as part `number` of `upload`, freeing the part it
   // replaces; removes the file when the upload is gone.
   Result<metadata::PartRecord> StorePart(metadata::PartRecord part,

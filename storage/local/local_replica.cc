@@ -7,7 +7,10 @@
 #include <utility>
 
 #include "common/guard.h"
+#include "storage/crc_combine.h"
+#include "storage/integrity.h"
 #include "storage/local/local_object_store.h"
+#include "storage/multipart.h"
 
 namespace strata::storage {
 namespace {
@@ -17,7 +20,66 @@ bool SameVersion(const metadata::ObjectRecord& a, const metadata::ObjectRecord& 
          a.last_modified_ms == b.last_modified_ms && a.delete_marker == b.delete_marker;
 }
 
+std::string Crc64Of(const metadata::PartRecord& part) {
+  for (const auto& [name, value] : part.checksums) {
+    if (name == ChecksumName(ChecksumAlgorithm::kCrc64Nvme)) {
+      return value;
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+std::optional<metadata::Placement> LocalObjectStore::PlacementFromUpload(
+    const metadata::ObjectRecord& record) {
+  if (record.upload_id.empty() || record.parts.empty()) {
+    return std::nullopt;
+  }
+  std::map<std::uint32_t, metadata::PartRecord> held;
+  for (std::uint32_t after = 0;;) {
+    auto page = index_.ListParts(record.upload_id, after, kMaxPartNumber);
+    if (!page.ok()) {
+      return std::nullopt;  // the upload is not here (kNotFound) or unreadable: ask
+    }
+    for (auto& part : page->parts) {
+      after = part.number;
+      held.emplace(part.number, std::move(part));
+    }
+    if (!page->truncated || page->parts.empty()) {
+      break;
+    }
+  }
+  metadata::Placement from{tier_->name(), {}};
+  std::vector<std::string> etags;
+  std::string crc;
+  for (const auto& part : record.parts) {
+    auto it = held.find(part.number);
+    if (it == held.end() || it->second.size != part.size || it->second.tier != tier_->name()) {
+      return std::nullopt;
+    }
+    const std::string part_crc = Crc64Of(it->second);
+    auto combined = crc.empty() ? std::optional<std::string>(part_crc)
+                                : CombineChecksumBase64(ChecksumAlgorithm::kCrc64Nvme, crc,
+                                                        part_crc, part.size);
+    if (part_crc.empty() || !combined) {
+      return std::nullopt;
+    }
+    crc = std::move(*combined);
+    etags.push_back(it->second.etag);
+    from.extents.push_back(metadata::Extent{it->second.location, part.size});
+  }
+  if (MultipartEtag(etags) != record.etag || crc.empty() || crc != RecordedCrc64(record)) {
+    return std::nullopt;
+  }
+  auto adopted = AdoptPlacement(from, *tier_);
+  if (!adopted.ok()) {
+    spdlog::warn("replica of {}/{}: the upload's parts could not be linked: {}",
+                 record.bucket.str(), record.key.str(), adopted.error().message);
+    return std::nullopt;
+  }
+  return std::move(adopted).value();
+}
 
 bool LocalObjectStore::HoldsBytesLocally(const metadata::ObjectRecord& record) const {
   return !record.delete_marker && LocalPlacement(record) != nullptr;
@@ -90,6 +152,14 @@ Result<std::vector<std::size_t>> LocalObjectStore::ApplyReplica(
         }
       }
       if (own == nullptr) {
+        if (auto built = PlacementFromUpload(record)) {
+          for (const auto& extent : built->extents) {
+            fresh_files.push_back(extent.location);
+          }
+          record.placements.insert(record.placements.begin(), std::move(*built));
+          records.push_back(std::move(record));
+          continue;
+        }
         missing.push_back(i);
         continue;
       }

@@ -5,15 +5,18 @@ three real gateways on loopback (replicas = 2 in three zones):
     other owner before they are acknowledged, so when the key's primary dies (SIGKILL)
     the survivors list the upload once, list its parts, take the next part and complete
     it byte-exact.
-  - A completed or aborted upload leaves no copy behind: after the primary's death the
-    next primary neither lists it nor takes parts for it.
+  - A completion's key sync makes the other owners' version from the parts they hold (no
+    byte travels again), and a completed or aborted upload leaves no copy behind: after
+    the primary's death the next primary neither lists it nor takes parts for it.
+  - The repair after a death moves the uploads of the keys whose owners changed, so a
+    second death loses nothing; a drained member hands its keys' uploads over.
 """
 import os
 
 import botocore.exceptions
 import pytest
 
-from conftest import make_client
+from conftest import admin, make_client
 from test_cluster import members, run_trio
 from test_cluster_failover import owners, patient_client, replication
 from upstream import wait_until
@@ -101,8 +104,12 @@ def test_a_completed_or_aborted_upload_leaves_no_copy_behind(trio):
     first = s3a.create_multipart_upload(Bucket="shared", Key=completed)["UploadId"]
     etag = s3b.upload_part(Bucket="shared", Key=completed, UploadId=first, PartNumber=1,
                            Body=body)["ETag"]
+    replica = {"gw-a": a, "gw-b": b}[owners(a, completed)[1]]
+    before = replication(replica)["bytes_received"]
     s3a.complete_multipart_upload(Bucket="shared", Key=completed, UploadId=first,
                                   MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    # The replica made the version from the part it held: no byte of it travelled again.
+    assert replication(replica)["bytes_received"] == before
     second = s3b.create_multipart_upload(Bucket="shared", Key=aborted)["UploadId"]
     s3a.upload_part(Bucket="shared", Key=aborted, UploadId=second, PartNumber=1, Body=b"x" * 99)
     s3b.abort_multipart_upload(Bucket="shared", Key=aborted, UploadId=second)
@@ -121,3 +128,72 @@ def test_a_completed_or_aborted_upload_leaves_no_copy_behind(trio):
             s3.upload_part(Bucket="shared", Key=key, UploadId=upload_id, PartNumber=2, Body=b"y")
         assert refused.value.response["Error"]["Code"] == "NoSuchUpload"
     assert patient_client(b).get_object(Bucket="shared", Key=completed)["Body"].read() == body
+
+
+def start_upload(gw, key, count):
+    """An upload of `key` through `gw` with `count` parts of 5 MiB (and a bit): its id and
+    the parts {number: (etag, body)}."""
+    s3 = make_client(gw)
+    upload_id = s3.create_multipart_upload(Bucket="shared", Key=key)["UploadId"]
+    parts = {}
+    for n in range(1, count + 1):
+        body = os.urandom(5 * MIB + n)
+        parts[n] = (s3.upload_part(Bucket="shared", Key=key, UploadId=upload_id, PartNumber=n,
+                                   Body=body)["ETag"], body)
+    return upload_id, parts
+
+
+def complete_and_read(gw, key, upload_id, parts):
+    s3 = patient_client(gw)
+    listed = s3.list_parts(Bucket="shared", Key=key, UploadId=upload_id)["Parts"]
+    assert [(p["PartNumber"], p["ETag"]) for p in listed] == \
+        [(n, etag) for n, (etag, _) in sorted(parts.items())]
+    s3.complete_multipart_upload(
+        Bucket="shared", Key=key, UploadId=upload_id,
+        MultipartUpload={"Parts": [{"PartNumber": n, "ETag": etag}
+                                   for n, (etag, _) in sorted(parts.items())]})
+    whole = b"".join(body for _, (_, body) in sorted(parts.items()))
+    assert s3.get_object(Bucket="shared", Key=key)["Body"].read() == whole
+
+
+def settled(gw, scans_before):
+    """A repair scan finished since `scans_before` and left nothing under-replicated."""
+    r = replication(gw)
+    return (r["repair_scans"] > scans_before and not r["repairing"] and
+            r["under_replicated"] == 0)
+
+
+def test_an_upload_survives_a_second_death_after_the_repair(trio):
+    a, b, c = trio
+    by_name = {"gw-a": a, "gw-b": b, "gw-c": c}
+    key = key_with_primary(a, "gw-c", "twice")
+    replica = owners(a, key)[1]
+    upload_id, parts = start_upload(by_name[replica], key, 2)
+    scans = {gw: replication(gw)["repair_scans"] for gw in (a, b)}
+
+    c.kill()
+    for gw in (a, b):
+        wait_until(lambda: members(gw) == ["gw-a", "gw-b"], what="c to leave", srv=gw)
+    # The key's new primary (the old replica) moves the upload to its new second owner.
+    for gw in (a, b):
+        wait_until(lambda: settled(gw, scans[gw]), what="the repair scan after c's death",
+                   srv=gw)
+    last_name = next(name for name in by_name if name not in ("gw-c", replica))
+    last = by_name[last_name]
+    by_name[replica].kill()
+    wait_until(lambda: members(last) == [last_name], what="the second death", srv=last)
+    assert listed_uploads(last) == [(key, upload_id)]
+    complete_and_read(last, key, upload_id, parts)
+
+
+def test_a_drained_member_hands_its_uploads_over(trio):
+    a, b, c = trio
+    key = key_with_primary(a, "gw-c", "drained")
+    upload_id, parts = start_upload(a, key, 2)
+    out = admin(a, "cluster", "drain", "gw-c", "--wait", "120")
+    assert "gw-c: drained" in out, out
+    c.stop()
+    for gw in (a, b):
+        wait_until(lambda: members(gw) == ["gw-a", "gw-b"], what="c to leave", srv=gw)
+        assert listed_uploads(gw) == [(key, upload_id)]
+    complete_and_read(b, key, upload_id, parts)

@@ -4,7 +4,9 @@
 // bytes, every record of the request's bucket and key) and its encoding decodes to the
 // same encoding (records are compared as the codec writes them: an older record format
 // is written in the current one);
-// an answer that decodes has increasing indexes below the version count.
+// an answer that decodes has increasing indexes below the version count; records read from
+// a stream (in chunks of a size the input picks) stay within the request's count and the
+// streamed limits, each of the request's key, and the rest of the stream is left alone.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,6 +19,7 @@ using strata::storage::cluster::DecodeKeySync;
 using strata::storage::cluster::DecodeKeySyncAnswer;
 using strata::storage::cluster::EncodeKeySync;
 using strata::storage::cluster::EncodeKeySyncAnswer;
+using strata::storage::cluster::KeySyncRequest;
 using strata::storage::cluster::kMaxSyncVersions;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -41,6 +44,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (auto answer = strata::storage::cluster::DecodePullAnswer(all); answer.ok()) {
     FUZZ_CHECK(strata::storage::cluster::EncodePullAnswer(*answer) == all, all);
+  }
+  {
+    // The input as a stream of records for a request of up to 8 streamed versions.
+    KeySyncRequest request{"bucket", "key", {}, std::nullopt};
+    request.streamed = size == 0 ? 1 : 1 + data[0] % 8;
+    const std::size_t chunk = size < 2 ? 1 : 1 + data[1] % 64;
+    strata::storage::cluster::StreamedVersionReader reader(request);
+    std::uint64_t left = 0;
+    for (std::size_t at = 0; at < size; at += chunk) {
+      std::string_view piece = all.substr(at, chunk);
+      if (!reader.Feed(piece).ok()) {
+        break;
+      }
+      left += piece.size();
+      FUZZ_CHECK(piece.empty() || reader.done(), all);
+    }
+    FUZZ_CHECK(request.versions.size() <= request.streamed, all);
+    for (const auto& version : request.versions) {
+      FUZZ_CHECK(!(version.bytes_follow && version.record.delete_marker), all);
+      FUZZ_CHECK(version.record.key.str() == "key", all);
+    }
+    FUZZ_CHECK(left == 0 || reader.done(), all);
   }
   const std::size_t versions = size == 0 ? 0 : data[0];
   if (auto answer = DecodeKeySyncAnswer(all.substr(size == 0 ? 0 : 1), versions); answer.ok()) {

@@ -122,7 +122,7 @@ TEST(KeySyncWire, BadFieldsAreRefused) {
 
   // Unknown flag bits on the first version.
   std::string flags = EncodeKeySync(Sample());
-  const std::size_t first_flag = 1 + 4 + 6 + 4 + 7 + 4;
+  const std::size_t first_flag = 1 + 4 + 6 + 4 + 7 + 1 + 4;
   flags[first_flag] = 3;
   EXPECT_FALSE(DecodeKeySync(flags).ok());
 
@@ -133,10 +133,113 @@ TEST(KeySyncWire, BadFieldsAreRefused) {
   header += "b";
   PutLe(header, 1, 4);
   header += "k";
+  header.push_back(0);  // the records are here
   PutLe(header, kMaxSyncVersions, 4);
   EXPECT_FALSE(DecodeKeySync(header).ok());
   std::string over = header.substr(0, header.size() - 4);
   PutLe(over, kMaxSyncVersions + 1, 4);
+  EXPECT_FALSE(DecodeKeySync(over).ok());
+}
+
+// A stack too large for the payload: its records travel at the head of the stream.
+KeySyncRequest Streamed(std::size_t versions) {
+  KeySyncRequest request{"bucket", "dir/key", {}, Queued()};
+  for (std::size_t i = 0; i < versions; ++i) {
+    request.versions.push_back(
+        SyncedVersion{Version("v" + std::to_string(i), i % 3 == 1), i % 3 == 0});
+  }
+  return request;
+}
+
+std::string StreamOf(const KeySyncRequest& request) {
+  std::string stream;
+  for (const auto& version : request.versions) {
+    AppendStreamedVersion(stream, version);
+  }
+  return stream;
+}
+
+TEST(KeySyncWire, StreamedRecordsReadBackInAnyChunking) {
+  const KeySyncRequest sent = Streamed(kMaxSyncVersions + 7);
+  auto head = DecodeKeySync(EncodeKeySyncHead(sent));
+  ASSERT_TRUE(head.ok()) << head.error().message;
+  EXPECT_EQ(head->streamed, kMaxSyncVersions + 7);
+  EXPECT_TRUE(head->versions.empty());
+  ASSERT_TRUE(head->writeback.has_value());
+  const std::string stream = StreamOf(sent) + "BYTES";  // what follows the records stays
+  for (std::size_t chunk :
+       {std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{97}, std::size_t{1} << 20}) {
+    KeySyncRequest request = *head;
+    StreamedVersionReader reader(request);
+    std::string rest;
+    for (std::size_t at = 0; at < stream.size(); at += chunk) {
+      std::string_view data = std::string_view(stream).substr(at, chunk);
+      ASSERT_TRUE(reader.Feed(data).ok()) << chunk;
+      rest.append(data);
+    }
+    ASSERT_TRUE(reader.done()) << chunk;
+    EXPECT_EQ(rest, "BYTES") << chunk;
+    ASSERT_EQ(request.versions.size(), sent.versions.size());
+    for (std::size_t i = 0; i < sent.versions.size(); i += 97) {
+      EXPECT_EQ(request.versions[i].record.version_id, sent.versions[i].record.version_id);
+      EXPECT_EQ(request.versions[i].bytes_follow, sent.versions[i].bytes_follow);
+      EXPECT_EQ(request.versions[i].record.key.str(), "dir/key");
+    }
+  }
+}
+
+TEST(KeySyncWire, BadStreamedRecordsAreRefused) {
+  auto head = DecodeKeySync(EncodeKeySyncHead(Streamed(3)));
+  ASSERT_TRUE(head.ok());
+  auto refused = [&](const std::string& stream) {
+    KeySyncRequest request = *head;
+    StreamedVersionReader reader(request);
+    std::string_view data = stream;
+    auto fed = reader.Feed(data);
+    return !fed.ok() && fed.error().code == ErrorCode::kCorruption;
+  };
+  std::string junk;
+  junk.push_back(0);
+  PutLeString(junk, "not a record");
+  EXPECT_TRUE(refused(junk));
+  std::string flags = StreamOf(Streamed(1));
+  flags[0] = 2;  // unknown flag
+  EXPECT_TRUE(refused(flags));
+  KeySyncRequest marker = Streamed(2);
+  marker.versions[1].bytes_follow = true;  // bytes on a delete marker
+  EXPECT_TRUE(refused(StreamOf(marker)));
+  std::string huge;
+  huge.push_back(0);
+  PutLe(huge, kMaxStreamedRecord + 1, 4);
+  EXPECT_TRUE(refused(huge));
+  // Records past the bytes a sync may hold: good ones, refused once they add up to more.
+  KeySyncRequest many = *head;
+  many.streamed = kMaxStreamedVersions;
+  StreamedVersionReader reader(many);
+  SyncedVersion large{Version("large", false), false};
+  large.record.user_metadata = {{"a", std::string(kMaxStreamedRecord - 4096, 'x')}};
+  std::string one;
+  AppendStreamedVersion(one, large);
+  ASSERT_LE(one.size(), kMaxStreamedRecord + 5);
+  std::size_t accepted = 0;
+  for (; accepted <= kMaxStreamedRecordBytes / one.size() + 1; ++accepted) {
+    std::string_view data = one;
+    auto fed = reader.Feed(data);
+    if (!fed.ok()) {
+      EXPECT_NE(fed.error().message.find("limit"), std::string::npos) << fed.error().message;
+      break;
+    }
+  }
+  EXPECT_EQ(accepted, kMaxStreamedRecordBytes / one.size());
+
+  // Heads with a count of none, or over the streamed limit.
+  std::string zero = EncodeKeySyncHead(Streamed(0));
+  EXPECT_FALSE(DecodeKeySync(zero).ok());
+  std::string bad_where = EncodeKeySyncHead(Streamed(3));
+  bad_where[1 + 4 + 6 + 4 + 7] = 2;
+  EXPECT_FALSE(DecodeKeySync(bad_where).ok());
+  std::string over = EncodeKeySyncHead(Streamed(3));
+  over.replace(1 + 4 + 6 + 4 + 7 + 1, 4, std::string("\xa1\x86\x01\x00", 4));  // 100,001
   EXPECT_FALSE(DecodeKeySync(over).ok());
 }
 
