@@ -108,6 +108,14 @@ asio::awaitable<Result<void>> ReplicationNode::ReconcileHeldKeys(const std::stri
 
 PeerTask<void> ReplicationNode::ServeCatchUp(PeerIncomingCall& call) {
   STRATA_CO_TRY(auto range, DecodeKeyRange(call.request().payload));
+  // The joiner became an extra owner of its keys in a view this gateway's repair scan
+  // answers to by moving them, uploads in progress included (upload_repair.cc), which only
+  // a primary can: the joiner waits (it tries again) until that scan is done, or it could
+  // become the primary of an upload it never received.
+  if (repaired_epoch_.load(std::memory_order_relaxed) < cluster_.View()->epoch) {
+    co_return Error(ErrorCode::kUnavailable,
+                    "this member's repair scan of the current view is not done yet", true);
+  }
   const BucketName bucket(range.bucket);
   auto page = co_await Offload(blocking_, [this, &bucket, &range] {
     return index_.ListVersions(bucket, "", range.key, "", kCatchUpPage);

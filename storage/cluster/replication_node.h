@@ -201,6 +201,10 @@ class ReplicationNode final : public Replication {
   MovePacer pacer_;  // the background moves' rate (the cluster's executor)
   TaskGroup tasks_;  // the repair loop, a drain
   std::atomic<bool> drain_started_{false};
+  // The view whose owners the repair loop last brought every key and upload here to (its
+  // baseline's epoch): a joiner's catch-up waits for it to reach the view the joiner is in,
+  // so the uploads of its keys reach it before it becomes their primary.
+  std::atomic<std::int64_t> repaired_epoch_{0};
   bool started_ = false;
   std::atomic<bool> stopped_{false};
   Counters counters_;

@@ -9,7 +9,8 @@ three real gateways on loopback (replicas = 2 in three zones):
     byte travels again), and a completed or aborted upload leaves no copy behind: after
     the primary's death the next primary neither lists it nor takes parts for it.
   - The repair after a death moves the uploads of the keys whose owners changed, so a
-    second death loses nothing; a drained member hands its keys' uploads over.
+    second death loses nothing; a joining member receives the uploads of the keys it will
+    be the primary of, and a drained member hands its keys' uploads over.
 """
 import os
 
@@ -19,6 +20,8 @@ import pytest
 from conftest import admin, make_client
 from test_cluster import members, run_trio
 from test_cluster_failover import owners, patient_client, replication
+from test_cluster_growth import another_member
+from test_cluster_growth import settled as growth_settled
 from upstream import wait_until
 
 REPLICAS = 2
@@ -197,3 +200,33 @@ def test_a_drained_member_hands_its_uploads_over(trio):
         wait_until(lambda: members(gw) == ["gw-a", "gw-b"], what="c to leave", srv=gw)
         assert listed_uploads(gw) == [(key, upload_id)]
     complete_and_read(b, key, upload_id, parts)
+
+
+def test_a_joining_member_receives_the_uploads_of_its_keys(trio, tmp_path_factory):
+    a, b, c = trio
+    s3 = make_client(a)
+    uploads = {}
+    for i in range(24):
+        key = f"join/{i:02d}.pt"
+        upload_id = s3.create_multipart_upload(Bucket="shared", Key=key)["UploadId"]
+        body = os.urandom(100_000 + i)
+        etag = s3.upload_part(Bucket="shared", Key=key, UploadId=upload_id, PartNumber=1,
+                              Body=body)["ETag"]
+        uploads[key] = (upload_id, {1: (etag, body)})
+    d = another_member(tmp_path_factory, a, "gw-d", "zone-4")
+    try:
+        d.start()
+        wait_until(lambda: growth_settled([a, b, c, d]), timeout=90,
+                   what="gw-d to join and the cluster to settle", srv=d)
+        # Every upload is listed once, by its key's primary, gw-d's among them.
+        expected = sorted((key, upload_id) for key, (upload_id, _) in uploads.items())
+        for gw in (a, d):
+            assert listed_uploads(gw) == expected
+        joined = [key for key in uploads if owners(a, key)[0] == "gw-d"]
+        assert joined, "gw-d is the primary of no upload's key: pick more keys"
+        for key in joined:
+            upload_id, parts = uploads[key]
+            complete_and_read(a, key, upload_id, parts)
+    finally:
+        if d.running():
+            d.stop()
