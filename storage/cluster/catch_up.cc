@@ -112,7 +112,7 @@ PeerTask<void> ReplicationNode::ServeCatchUp(PeerIncomingCall& call) {
   // answers to by moving them, uploads in progress included (upload_repair.cc), which only
   // a primary can: the joiner waits (it tries again) until that scan is done, or it could
   // become the primary of an upload it never received.
-  if (repaired_epoch_.load(std::memory_order_relaxed) < cluster_.View()->epoch) {
+  if (scanned_epoch_.load(std::memory_order_relaxed) < cluster_.View()->epoch) {
     co_return Error(ErrorCode::kUnavailable,
                     "this member's repair scan of the current view is not done yet", true);
   }

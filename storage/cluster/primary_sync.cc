@@ -200,37 +200,42 @@ asio::awaitable<Result<std::vector<std::uint32_t>>> ReplicationNode::SyncCall(
       if (!version.bytes_follow) {
         continue;
       }
-      auto opened = co_await Offload(
-          blocking_, [this, &version] { return store_.OpenObject(version.record); });
-      if (!opened.ok()) {
-        co_return std::move(opened).error();
-      }
-      std::unique_ptr<ObjectReader> reader = std::move(opened).value();
-      for (std::uint64_t offset = 0; offset < version.record.size;) {
-        std::string chunk(std::min<std::uint64_t>(kMaxPeerChunk, version.record.size - offset),
-                          '\0');
-        auto read = co_await Offload(blocking_, [&reader, &chunk, offset] {
-          return reader->Read(offset, std::span<char>(chunk.data(), chunk.size()));
-        });
-        if (!read.ok()) {
-          co_return std::move(read).error();
-        }
-        if (*read == 0) {
-          co_return Error(ErrorCode::kCorruption, "the local copy ended before its recorded size");
-        }
-        chunk.resize(*read);
-        offset += *read;
-        counters_.bytes_sent.fetch_add(*read, std::memory_order_relaxed);
-        if (sent != nullptr) {
-          *sent += *read;
-        }
-        STRATA_CO_RETURN_IF_ERROR(co_await call->Write(std::move(chunk)));
-      }
+      STRATA_CO_RETURN_IF_ERROR(co_await StreamLocalCopy(*call, version.record, sent));
     }
     STRATA_CO_RETURN_IF_ERROR(co_await call->CloseRequest());
   }
   STRATA_CO_TRY(auto response, co_await call->Response());
   co_return DecodeKeySyncAnswer(response.payload, request.versions.size());
+}
+
+asio::awaitable<Result<void>> ReplicationNode::StreamLocalCopy(PeerCall& call,
+                                                               const metadata::ObjectRecord& record,
+                                                               std::uint64_t* sent) {
+  auto opened = co_await Offload(blocking_, [this, &record] { return store_.OpenObject(record); });
+  if (!opened.ok()) {
+    co_return std::move(opened).error();
+  }
+  std::unique_ptr<ObjectReader> reader = std::move(opened).value();
+  for (std::uint64_t offset = 0; offset < record.size;) {
+    std::string chunk(std::min<std::uint64_t>(kMaxPeerChunk, record.size - offset), '\0');
+    auto read = co_await Offload(blocking_, [&reader, &chunk, offset] {
+      return reader->Read(offset, std::span<char>(chunk.data(), chunk.size()));
+    });
+    if (!read.ok()) {
+      co_return std::move(read).error();
+    }
+    if (*read == 0) {
+      co_return Error(ErrorCode::kCorruption, "the local copy ended before its recorded size");
+    }
+    chunk.resize(*read);
+    offset += *read;
+    counters_.bytes_sent.fetch_add(*read, std::memory_order_relaxed);
+    if (sent != nullptr) {
+      *sent += *read;
+    }
+    STRATA_CO_RETURN_IF_ERROR(co_await call.Write(std::move(chunk)));
+  }
+  co_return Ok();
 }
 
 }  // namespace strata::storage::cluster

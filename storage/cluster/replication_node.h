@@ -124,6 +124,12 @@ class ReplicationNode final : public Replication {
   // carries the completed version ends it. Blocking.
   void EndCompletedUpload(const metadata::ObjectRecord& newest);
 
+  // The bytes of `record`'s local copy into `call`'s stream, in chunks read on the blocking
+  // pool; counted as sent (and into `sent` when given). kCorruption when the copy ends early.
+  boost::asio::awaitable<Result<void>> StreamLocalCopy(PeerCall& call,
+                                                       const metadata::ObjectRecord& record,
+                                                       std::uint64_t* sent);
+
   // moves.cc: the pieces every background move is made of.
   enum class Move { kCatchUp, kDrain };
   // Runs CatchUpRound or DrainRound until one succeeds and its outcome is announced (caught
@@ -201,10 +207,11 @@ class ReplicationNode final : public Replication {
   MovePacer pacer_;  // the background moves' rate (the cluster's executor)
   TaskGroup tasks_;  // the repair loop, a drain
   std::atomic<bool> drain_started_{false};
-  // The view whose owners the repair loop last brought every key and upload here to (its
-  // baseline's epoch): a joiner's catch-up waits for it to reach the view the joiner is in,
-  // so the uploads of its keys reach it before it becomes their primary.
-  std::atomic<std::int64_t> repaired_epoch_{0};
+  // The last view the repair loop scanned to the end (every key and upload here moved to
+  // its owners in it, or counted under-replicated): a joiner's catch-up waits for it to
+  // reach the view the joiner is in, so the uploads of its keys reach it before it becomes
+  // their primary.
+  std::atomic<std::int64_t> scanned_epoch_{0};
   bool started_ = false;
   std::atomic<bool> stopped_{false};
   Counters counters_;

@@ -35,7 +35,7 @@ asio::awaitable<void> ReplicationNode::RepairLoop() {
   // first one in which this gateway is ready after it caught up (the others brought it up
   // to date then, and moved the keys whose owners changed).
   auto baseline = cluster_.View();
-  repaired_epoch_.store(baseline->epoch, std::memory_order_relaxed);
+  scanned_epoch_.store(baseline->epoch, std::memory_order_relaxed);
   asio::steady_timer timer(co_await asio::this_coro::executor);
   while (!stopped_) {
     if (!cluster_.ready() && !cluster_.draining()) {
@@ -47,7 +47,7 @@ asio::awaitable<void> ReplicationNode::RepairLoop() {
         co_await timer.async_wait(asio::use_awaitable);  // throws when cancelled
       }
       baseline = cluster_.View();
-      repaired_epoch_.store(baseline->epoch, std::memory_order_relaxed);
+      scanned_epoch_.store(baseline->epoch, std::memory_order_relaxed);
       continue;
     }
     timer.expires_after(kViewPoll);
@@ -66,7 +66,11 @@ asio::awaitable<void> ReplicationNode::RepairLoop() {
     } else if (*finished) {
       counters_.repair_scans.fetch_add(1, std::memory_order_relaxed);
       baseline = view;
-      repaired_epoch_.store(baseline->epoch, std::memory_order_relaxed);
+      scanned_epoch_.store(baseline->epoch, std::memory_order_relaxed);
+    } else if (cluster_.View()->epoch == view->epoch) {
+      // Gone through, with keys left under-replicated (tried again): a joiner waiting for
+      // this view's scan need not wait for those.
+      scanned_epoch_.store(view->epoch, std::memory_order_relaxed);
     }
   }
 }

@@ -185,27 +185,7 @@ asio::awaitable<Result<void>> ReplicationNode::UploadSyncCall(const std::string&
   STRATA_CO_TRY(auto call, co_await cluster_.Call(peer, request));
   if (change.part) {
     const metadata::ObjectRecord bytes = PartAsObject(change.upload, *change.part);
-    auto opened = co_await Offload(blocking_, [this, &bytes] { return store_.OpenObject(bytes); });
-    if (!opened.ok()) {
-      co_return std::move(opened).error();
-    }
-    std::unique_ptr<ObjectReader> reader = std::move(opened).value();
-    for (std::uint64_t offset = 0; offset < bytes.size;) {
-      std::string chunk(std::min<std::uint64_t>(kMaxPeerChunk, bytes.size - offset), '\0');
-      auto read = co_await Offload(blocking_, [&reader, &chunk, offset] {
-        return reader->Read(offset, std::span<char>(chunk.data(), chunk.size()));
-      });
-      if (!read.ok()) {
-        co_return std::move(read).error();
-      }
-      if (*read == 0) {
-        co_return Error(ErrorCode::kCorruption, "the part ended before its recorded size");
-      }
-      chunk.resize(*read);
-      offset += *read;
-      counters_.bytes_sent.fetch_add(*read, std::memory_order_relaxed);
-      STRATA_CO_RETURN_IF_ERROR(co_await call->Write(std::move(chunk)));
-    }
+    STRATA_CO_RETURN_IF_ERROR(co_await StreamLocalCopy(*call, bytes, nullptr));
     STRATA_CO_RETURN_IF_ERROR(co_await call->CloseRequest());
   }
   STRATA_CO_TRY(auto response, co_await call->Response());

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "storage/multipart.h"
 #include "storage/object_store.h"
 #include "tests/unit/storage/test_bytes.h"
 #include "tests/unit/storage/test_dir.h"
@@ -84,8 +85,15 @@ class ReplicaStoreTest : public ::testing::Test {
     auto reader = replica_.store->OpenObject(*record);
     EXPECT_TRUE(reader.ok());
     std::string out(record->size, '\0');
-    auto n = (*reader)->Read(0, std::span<char>(out.data(), out.size()));
-    EXPECT_TRUE(n.ok());
+    // A read may stop at an extent's end (a multipart object's part): read on from there.
+    for (std::size_t at = 0; at < out.size();) {
+      auto n = (*reader)->Read(at, std::span<char>(out.data() + at, out.size() - at));
+      EXPECT_TRUE(n.ok());
+      if (!n.ok() || *n == 0) {
+        return out.substr(0, at);
+      }
+      at += *n;
+    }
     return out;
   }
   std::vector<std::string> ReplicaIds() {
@@ -185,6 +193,74 @@ TEST_F(ReplicaStoreTest, DamagedBytesAreRefusedAndNothingChanges) {
   EXPECT_EQ(applied.error().code, ErrorCode::kCorruption);
   EXPECT_TRUE(ReplicaIds().empty());
   EXPECT_EQ(replica_.DataFiles(), 0u);
+}
+
+// An upload on the primary whose parts the replica also holds (as SyncUpload leaves them):
+// the completed version is made there from those parts, no byte travelling again.
+class ReplicaUploadTest : public ReplicaStoreTest {
+ protected:
+  // Part `number` with `body` on `gateway`'s copy of `upload`.
+  metadata::PartRecord Part(Gateway& gateway, const metadata::UploadRecord& upload,
+                            std::uint32_t number, const std::string& body) {
+    auto write = gateway.store->BeginWrite(BucketName("bkt"), {});
+    EXPECT_TRUE(write.ok());
+    EXPECT_TRUE((*write)->Append(body).ok());
+    auto part = gateway.store->CommitPart(std::move(write).value(), upload, number);
+    EXPECT_TRUE(part.ok());
+    return *part;
+  }
+  // An upload of two parts on the primary, its record copied to the replica with parts
+  // made of `replica_bodies`; the primary completes it.
+  metadata::ObjectRecord Completed(const std::vector<std::string>& bodies,
+                                   const std::vector<std::string>& replica_bodies) {
+    metadata::UploadRecord upload;
+    upload.object.bucket = BucketName("bkt");
+    upload.object.key = ObjectKey("k");
+    auto created = primary_.store->CreateUpload(upload);
+    EXPECT_TRUE(created.ok());
+    upload = *created;
+    EXPECT_TRUE(replica_.index->CreateUpload(upload).ok());
+    CompletionRequest request;
+    for (std::uint32_t n = 1; n <= bodies.size(); ++n) {
+      request.parts.push_back({n, Part(primary_, upload, n, bodies[n - 1]).etag, {}});
+      Part(replica_, upload, n, replica_bodies[n - 1]);
+    }
+    auto done = primary_.store->CompleteUpload(BucketName("bkt"), ObjectKey("k"), upload.upload_id,
+                                               request);
+    EXPECT_TRUE(done.ok()) << done.error().message;
+    return *done;
+  }
+};
+
+TEST_F(ReplicaUploadTest, TheCompletedVersionIsMadeFromThePartsHeld) {
+  const std::vector<std::string> bodies{RandomBytes(5 << 20, 7), RandomBytes(1'000, 8)};
+  const auto object = Completed(bodies, bodies);
+  std::vector<ReplicaVersion> list;
+  list.push_back(Arrived(object, std::nullopt));
+  auto applied = Apply(std::move(list));
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_TRUE(applied->empty());
+  EXPECT_TRUE(ReadOnReplica(object.version_id) == bodies[0] + bodies[1]);
+  EXPECT_EQ(replica_.DataFiles(), 4u);  // the upload's parts and the version's own names
+  // The upload ends (the key sync's EndCompletedUpload): the version keeps its bytes.
+  ASSERT_TRUE(
+      replica_.store->AbortUpload(BucketName("bkt"), ObjectKey("k"), object.upload_id).ok());
+  EXPECT_EQ(replica_.DataFiles(), 2u);
+  EXPECT_TRUE(ReadOnReplica(object.version_id) == bodies[0] + bodies[1]);
+}
+
+TEST_F(ReplicaUploadTest, PartsThatDifferAreNotUsed) {
+  const std::vector<std::string> bodies{RandomBytes(5 << 20, 9), RandomBytes(1'000, 10)};
+  std::vector<std::string> other = bodies;
+  other[1][10] ^= 0x01;  // same sizes, other bytes: the ETag and the CRC tell
+  const auto object = Completed(bodies, other);
+  std::vector<ReplicaVersion> list;
+  list.push_back(Arrived(object, std::nullopt));
+  auto applied = Apply(std::move(list));
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_EQ(*applied, (std::vector<std::size_t>{0}));  // asked for
+  EXPECT_TRUE(ReplicaIds().empty());
+  EXPECT_EQ(replica_.DataFiles(), 2u);  // the parts only: no link left behind
 }
 
 }  // namespace
