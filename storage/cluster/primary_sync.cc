@@ -17,9 +17,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-// How long a sync keeps trying an owner that is unreachable, restarting or whose view is
-// behind: a little more than a lease renewal, so a view change settles within it.
-constexpr int kOwnerAttempts = 30;
 constexpr std::chrono::milliseconds kOwnerRetryWait{100};
 
 asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
@@ -138,20 +135,27 @@ asio::awaitable<Result<void>> ReplicationNode::SyncOwner(const KeyOwner& owner,
     if (!missing.error().retryable || attempt >= kOwnerAttempts) {
       co_return std::move(missing).error();
     }
-    co_await Pause(kOwnerRetryWait);
-    // Still the primary, and still an owner to sync? The view may have moved on.
-    const auto owners = cluster_.OwnersOf(base.bucket, base.key);
-    if (owners.empty() || !owners.front().self) {
-      co_return NotPrimary(base.key);
-    }
-    bool still_owner = false;
-    for (const auto& now : owners) {
-      still_owner = still_owner || now.node == owner.node;
-    }
-    if (!still_owner) {
-      co_return Ok();  // left the owners: the repair scan syncs the new one
+    auto ended = co_await AfterFailedAttempt(base.bucket, base.key, owner.node);
+    if (ended) {
+      co_return std::move(*ended);
     }
   }
+}
+
+asio::awaitable<std::optional<Result<void>>> ReplicationNode::AfterFailedAttempt(
+    const std::string& bucket, const std::string& key, const std::string& owner) {
+  co_await Pause(kOwnerRetryWait);
+  // Still the primary, and still an owner to sync? The view may have moved on.
+  const auto owners = cluster_.OwnersOf(bucket, key);
+  if (owners.empty() || !owners.front().self) {
+    co_return NotPrimary(key);
+  }
+  for (const auto& now : owners) {
+    if (now.node == owner) {
+      co_return std::nullopt;  // try again
+    }
+  }
+  co_return Ok();  // left the owners: the repair scan syncs the new one
 }
 
 asio::awaitable<Result<std::vector<std::uint32_t>>> ReplicationNode::SyncCall(

@@ -6,18 +6,6 @@
 #include "storage/cluster/replication_node.h"
 
 namespace strata::storage::cluster {
-namespace {
-
-// The bucket is not mirrored here yet (made a moment ago through another gateway): the
-// catalog's watch brings it soon, and the primary tries again.
-Error Retryable(const Error& error) {
-  if (error.code == ErrorCode::kNoSuchBucket) {
-    return Error(ErrorCode::kUnavailable, "the bucket is not known here yet", true);
-  }
-  return error;
-}
-
-}  // namespace
 
 Result<void> ReplicationNode::FromPrimary(const std::string& peer, const std::string& bucket,
                                           const std::string& key) {
@@ -85,7 +73,7 @@ PeerTask<void> ReplicationNode::ApplySync(PeerIncomingCall& call, KeySyncRequest
       return store_.BeginWrite(bucket, std::vector<ChecksumAlgorithm>{});
     });
     if (!begun.ok()) {
-      co_return Retryable(begun.error());
+      co_return RetryableOnReplica(begun.error());
     }
     versions[index].bytes = std::move(begun).value();
   }
@@ -140,7 +128,7 @@ PeerTask<void> ReplicationNode::ApplySync(PeerIncomingCall& call, KeySyncRequest
     return done;
   });
   if (!applied.ok()) {
-    co_return Retryable(applied.error());
+    co_return RetryableOnReplica(applied.error());
   }
   std::vector<std::uint32_t> missing(applied->begin(), applied->end());
   if (missing.empty()) {

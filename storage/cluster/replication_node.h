@@ -21,6 +21,20 @@
 
 namespace strata::storage::cluster {
 
+// How many times a sync (of a key, or of an upload) tries an owner that is unreachable,
+// restarting or whose view is behind (AfterFailedAttempt waits between): a little more
+// than a lease renewal, so a view change settles within it.
+inline constexpr int kOwnerAttempts = 30;
+
+// A replica's failure, as the primary should see it: a bucket not mirrored here yet (made
+// a moment ago through another gateway; the catalog's watch brings it soon) is retryable.
+inline Error RetryableOnReplica(const Error& error) {
+  if (error.code == ErrorCode::kNoSuchBucket) {
+    return Error(ErrorCode::kUnavailable, "the bucket is not known here yet", true);
+  }
+  return error;
+}
+
 // The keys of a page of version rows (a key's versions come one after the other), each
 // once, leaving out `marker` (the last key of the page before, whose versions it may
 // continue); `marker` becomes the page's last key.
@@ -93,6 +107,12 @@ class ReplicationNode final : public Replication {
   boost::asio::awaitable<Result<void>> SyncOwner(const KeyOwner& owner, const KeySyncRequest& base,
                                                  const std::vector<bool>& local_bytes,
                                                  bool newest_is_new, std::uint64_t* sent);
+  // After a retryable failure of a sync to `owner`: waits a little, then nullopt to try
+  // again, or how the sync ends: kUnavailable when this gateway is no longer the key's
+  // primary, Ok when `owner` left the key's owners (the repair scan syncs the new one).
+  boost::asio::awaitable<std::optional<Result<void>>> AfterFailedAttempt(const std::string& bucket,
+                                                                         const std::string& key,
+                                                                         const std::string& owner);
   // One call: the records with `send` flagged versions' bytes. The replica's missing
   // indexes (empty: applied).
   boost::asio::awaitable<Result<std::vector<std::uint32_t>>> SyncCall(const std::string& peer,

@@ -6,11 +6,7 @@
 
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <chrono>
 
 #include "common/co_try.h"
 #include "common/offload.h"
@@ -22,10 +18,6 @@ namespace strata::storage::cluster {
 namespace {
 
 namespace asio = boost::asio;
-
-// As a key sync's (primary_sync.cc): a little more than a lease renewal.
-constexpr int kOwnerAttempts = 30;
-constexpr std::chrono::milliseconds kOwnerRetryWait{100};
 
 // The part's bytes as an object of one extent, for OpenObject.
 metadata::ObjectRecord PartAsObject(const metadata::UploadRecord& upload,
@@ -59,13 +51,6 @@ bool SameChecksums(std::vector<std::pair<std::string, std::string>> a,
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   return a == b;
-}
-
-Error Retryable(const Error& error) {
-  if (error.code == ErrorCode::kNoSuchBucket) {
-    return Error(ErrorCode::kUnavailable, "the bucket is not known here yet", true);
-  }
-  return error;
 }
 
 }  // namespace
@@ -142,20 +127,9 @@ asio::awaitable<Result<void>> ReplicationNode::SyncUploadOnCluster(UploadChange 
       if (synced.ok() || !synced.error().retryable || attempt >= kOwnerAttempts || stopped_) {
         break;
       }
-      asio::steady_timer timer(co_await asio::this_coro::executor, kOwnerRetryWait);
-      boost::system::error_code ec;
-      co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      const auto later = cluster_.OwnersOf(bucket.view(), key.view());
-      if (later.empty() || !later.front().self) {
-        synced = Error(ErrorCode::kUnavailable, "no longer the primary of " + key.str(), true);
-        break;
-      }
-      bool still_owner = false;
-      for (const auto& other : later) {
-        still_owner = still_owner || other.node == owner.node;
-      }
-      if (!still_owner) {
-        synced = Ok();  // it left the key's owners
+      auto ended = co_await AfterFailedAttempt(bucket.str(), key.str(), owner.node);
+      if (ended) {
+        synced = std::move(*ended);
         break;
       }
     }
@@ -213,7 +187,7 @@ PeerTask<void> ReplicationNode::ServeUploadSync(PeerIncomingCall& call) {
       return store_.AbortUpload(object.bucket, object.key, request.upload.upload_id);
     });
     if (!aborted.ok() && aborted.error().code != ErrorCode::kNoSuchUpload) {
-      co_return Retryable(aborted.error());
+      co_return RetryableOnReplica(aborted.error());
     }
     counters_.replica_writes.fetch_add(1, std::memory_order_relaxed);
     PeerResponse applied;  // not a braced temporary in the co_await (GCC 12)
@@ -233,7 +207,7 @@ PeerTask<void> ReplicationNode::ServeUploadSync(PeerIncomingCall& call) {
     return index_.CreateUpload(request.upload);
   });
   if (!held.ok()) {
-    co_return Retryable(held.error());
+    co_return RetryableOnReplica(held.error());
   }
   if (request.part) {
     const metadata::PartRecord& sent = *request.part;
@@ -241,7 +215,7 @@ PeerTask<void> ReplicationNode::ServeUploadSync(PeerIncomingCall& call) {
       return store_.BeginWrite(bucket, PartAlgorithms(sent));
     });
     if (!begun.ok()) {
-      co_return Retryable(begun.error());
+      co_return RetryableOnReplica(begun.error());
     }
     std::unique_ptr<PendingWrite> write = std::move(begun).value();
     while (true) {
@@ -264,7 +238,7 @@ PeerTask<void> ReplicationNode::ServeUploadSync(PeerIncomingCall& call) {
       return store_.CommitPart(std::move(write), request.upload, sent.number);
     });
     if (!stored.ok()) {
-      co_return Retryable(stored.error());
+      co_return RetryableOnReplica(stored.error());
     }
     // The transport checked every chunk's CRC; this checks what was made of them.
     if (stored->etag != sent.etag || !SameChecksums(stored->checksums, sent.checksums)) {
