@@ -8,7 +8,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
+#include <deque>
 #include <memory>
+#include <optional>
 
 #include "common/co_try.h"
 #include "gateway/dispatch.h"
@@ -71,15 +73,20 @@ ForwardedRequestHead RequestHeadOf(const RequestContext& ctx) {
   return head;
 }
 
-// The owner's answer to a call whose request (and body) went: the peer response and the
-// forwarded response head in its payload.
+// The owner's answer to a call whose request (and body) went: the peer response, the
+// forwarded response head in its payload, and the reads of the response's stream made in
+// the same step (the first chunk, then the stream's end when that chunk was the whole
+// body), which the relay takes before reading more.
 struct OwnerAnswer {
   storage::PeerResponse response;
   ForwardedResponseHead head;
+  std::deque<Result<std::optional<std::string>>> read_ahead;
 };
-asio::awaitable<Result<OwnerAnswer>> AnswerOf(const asio::any_io_executor& executor,
-                                              CallOnCluster& call) {
-  auto response = co_await RunOn(executor, call->Response());
+
+// On the cluster's executor: the answer and its read-ahead. A call that is over then (the
+// stream's end read, or no stream) is reset there: its connection went back to the pool.
+asio::awaitable<Result<OwnerAnswer>> ReadAnswer(std::unique_ptr<PeerCall>& call) {
+  auto response = co_await call->Response();
   if (!response.ok()) {
     co_return ClientError(response.error());
   }
@@ -90,7 +97,55 @@ asio::awaitable<Result<OwnerAnswer>> AnswerOf(const asio::any_io_executor& execu
   OwnerAnswer answer;
   answer.response = std::move(response).value();
   answer.head = std::move(head).value();
+  if (!answer.response.has_stream) {
+    call.reset();
+    co_return answer;
+  }
+  auto first = co_await call->Read();
+  const bool whole =
+      first.ok() && first->has_value() && (*first)->size() >= answer.head.content_length;
+  answer.read_ahead.push_back(std::move(first));
+  if (whole) {
+    auto end = co_await call->Read();
+    if (end.ok() && !end->has_value()) {
+      call.reset();
+    }
+    answer.read_ahead.push_back(std::move(end));
+  }
   co_return answer;
+}
+
+// On the cluster's executor: opens the call and, for a request without a body, reads the
+// answer in the same step (`answer`).
+struct OpenedCall {
+  std::unique_ptr<PeerCall> call;
+  std::optional<Result<OwnerAnswer>> answer;
+};
+asio::awaitable<Result<OpenedCall>> OpenCall(storage::Cluster& cluster, const std::string& peer,
+                                             const storage::PeerRequest& request) {
+  auto opened = co_await cluster.Call(peer, request);
+  if (!opened.ok()) {
+    co_return std::move(opened).error();
+  }
+  OpenedCall result;
+  result.call = std::move(opened).value();
+  if (!request.has_stream) {
+    auto answer = co_await ReadAnswer(result.call);
+    result.answer.emplace(std::move(answer));
+  }
+  co_return result;
+}
+
+// The next chunk of the owner's response stream: the read-ahead first.
+asio::awaitable<Result<std::optional<std::string>>> NextChunk(const asio::any_io_executor& cluster,
+                                                              CallOnCluster& call,
+                                                              OwnerAnswer& answer) {
+  if (!answer.read_ahead.empty()) {
+    auto chunk = std::move(answer.read_ahead.front());
+    answer.read_ahead.pop_front();
+    co_return chunk;
+  }
+  co_return co_await RunOn(cluster, call->Read());
 }
 
 asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
@@ -137,11 +192,12 @@ asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const asio::any_io_e
 
 // Relays the owner's response body to the client: the first chunk goes with the head.
 HandlerResult RelayStream(RequestContext& ctx, const asio::any_io_executor& cluster,
-                          CallOnCluster& call, ResponseHeader header, std::uint64_t length) {
+                          CallOnCluster& call, OwnerAnswer& answer, ResponseHeader header,
+                          std::uint64_t length) {
   std::uint64_t relayed = 0;
   bool head_sent = false;
   while (true) {
-    auto chunk = co_await RunOn(cluster, call->Read());
+    auto chunk = co_await NextChunk(cluster, call, answer);
     if (!chunk.ok() || !chunk->has_value()) {
       if (chunk.ok() && relayed == length && head_sent) {
         co_return Ok();
@@ -250,11 +306,11 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
     co_return Error(ErrorCode::kInvalidArgument, "the request's headers are too large");
   }
 
-  std::unique_ptr<PeerCall> opened_call;
+  std::optional<OpenedCall> opened_call;
   for (int attempt = 1;; ++attempt) {
-    auto opened = co_await RunOn(executor, cluster->Call(owner->peer, request));
+    auto opened = co_await RunOn(executor, OpenCall(*cluster, owner->peer, request));
     if (opened.ok()) {
-      opened_call = std::move(opened).value();
+      opened_call.emplace(std::move(opened).value());
       break;
     }
     if (!opened.error().retryable || attempt == kOpenAttempts) {
@@ -266,13 +322,18 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
       co_return false;  // this gateway owns the key now
     }
   }
-  CallOnCluster call(executor, std::move(opened_call));
+  CallOnCluster call(executor, std::move(opened_call->call));
 
   bool body_whole = true;
   if (request.has_stream) {
     STRATA_CO_TRY(body_whole, co_await SendBody(ctx, executor, call));
+    auto answered = co_await RunOn(executor, ReadAnswer(call.owned()));
+    opened_call->answer.emplace(std::move(answered));
   }
-  STRATA_CO_TRY(const OwnerAnswer answer, co_await AnswerOf(executor, call));
+  if (!(*opened_call->answer).ok()) {
+    co_return std::move(*opened_call->answer).error();
+  }
+  OwnerAnswer& answer = opened_call->answer->value();
   const storage::PeerResponse* response = &answer.response;
   const ForwardedResponseHead* head = &answer.head;
   ResponseHeader header;
@@ -287,7 +348,7 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
   }
   if (response->has_stream) {
     STRATA_CO_RETURN_IF_ERROR(
-        co_await RelayStream(ctx, executor, call, std::move(header), head->content_length));
+        co_await RelayStream(ctx, executor, call, answer, std::move(header), head->content_length));
     co_return true;
   }
   if (head->content_length > 0 && !ctx.is_head()) {
@@ -325,11 +386,11 @@ asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::str
   if (request.has_stream && body.empty()) {
     (void)co_await RunOn(executor, call->CloseRequest());
   }
-  STRATA_CO_TRY(const OwnerAnswer owner, co_await AnswerOf(executor, call));
+  STRATA_CO_TRY(OwnerAnswer owner, co_await RunOn(executor, ReadAnswer(call.owned())));
   FanOutAnswer answer;
   answer.status = owner.head.status;
   while (owner.response.has_stream) {
-    auto chunk = co_await RunOn(executor, call->Read());
+    auto chunk = co_await NextChunk(executor, call, owner);
     if (!chunk.ok()) {
       co_return ClientError(chunk.error());
     }

@@ -14,6 +14,10 @@
 // Threads: the receiving side runs on the client's I/O thread and hops to the cluster's
 // executor for each peer call step (RunOn); the owner's side runs the request on one of
 // its I/O threads, in that core's task group, and hops back for each step of the call.
+// Each hop is a round trip between threads, so steps that follow each other go in one:
+// opening a bodiless request's call with reading its answer, the answer with the first
+// chunk of its body (and the body's end when that chunk was all of it), and on the
+// owner's side a response with a body that comes whole with its head.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -60,11 +64,15 @@ class CallOnCluster {
   CallOnCluster(boost::asio::any_io_executor cluster, std::unique_ptr<storage::PeerCall> call)
       : cluster_(std::move(cluster)), call_(std::move(call)) {}
   ~CallOnCluster() {
-    boost::asio::post(cluster_, [call = std::move(call_)]() mutable { call.reset(); });
+    if (call_) {
+      boost::asio::post(cluster_, [call = std::move(call_)]() mutable { call.reset(); });
+    }
   }
   CallOnCluster(const CallOnCluster&) = delete;
   CallOnCluster& operator=(const CallOnCluster&) = delete;
   storage::PeerCall* operator->() { return call_.get(); }
+  // The call itself, for a step on the cluster's executor that may end it there (reset).
+  std::unique_ptr<storage::PeerCall>& owned() { return call_; }
 
  private:
   boost::asio::any_io_executor cluster_;

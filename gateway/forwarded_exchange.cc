@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/co_try.h"
 #include "gateway/forward.h"
 
 namespace strata::gateway {
@@ -76,12 +77,40 @@ asio::awaitable<Result<void>> ForwardedExchange::SendHeader(ResponseHeader heade
   if (response.payload.size() > storage::kMaxPeerPayload) {
     co_return Error(ErrorCode::kInternal, "a response head too large to forward");
   }
-  auto sent = co_await RunOn(cluster_, call_.Respond(std::move(response)));
+  if (streaming_ && body_start.size() > content_length) {
+    co_return Error(ErrorCode::kInternal, "more body than the response announced");
+  }
+  // A body that comes whole with its head (a small object, an error's XML) goes in the
+  // same step on the cluster's executor, stream end included: each step is a round trip
+  // between threads, which is most of a small forwarded GET's cost.
+  const bool whole = streaming_ && body_start.size() == content_length;
+  auto sent = co_await RunOn(
+      cluster_, RespondOnCluster(response, whole ? body_start : std::string_view(), whole));
   if (!sent.ok()) {
     co_return CallerGone();
   }
+  if (whole) {
+    bytes_out_ = content_length;
+    closed_ = true;
+    co_return Ok();
+  }
   if (!body_start.empty()) {
     co_return co_await SendBody(body_start);
+  }
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ForwardedExchange::RespondOnCluster(storage::PeerResponse& response,
+                                                                  std::string_view body,
+                                                                  bool close) {
+  STRATA_CO_RETURN_IF_ERROR(co_await call_.Respond(std::move(response)));
+  while (!body.empty()) {
+    const std::size_t n = std::min(body.size(), storage::kMaxPeerChunk);
+    STRATA_CO_RETURN_IF_ERROR(co_await call_.Write(std::string(body.substr(0, n))));
+    body.remove_prefix(n);
+  }
+  if (close) {
+    co_return co_await call_.CloseResponse();
   }
   co_return Ok();
 }
@@ -111,7 +140,7 @@ asio::awaitable<Result<void>> ForwardedExchange::Finish() {
   if (!response_started_) {
     co_return Error(ErrorCode::kInternal, "the owner did not answer the forwarded request");
   }
-  if (!streaming_) {
+  if (!streaming_ || closed_) {
     co_return Ok();
   }
   if (bytes_out_ != announced_) {

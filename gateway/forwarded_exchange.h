@@ -1,7 +1,8 @@
 // ForwardedExchange: a request another gateway forwarded to this one, the key's owner
 // (gateway/forward.h), as the handlers see it: the client's request head and body as the
 // forwarding gateway received them, and a response that goes back to it over the peer
-// call. Used on one I/O thread; each step of the peer call hops to the cluster's executor.
+// call. Used on one I/O thread; each step of the peer call hops to the cluster's executor
+// (a response whose body comes whole with its head goes in one step).
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -47,6 +48,11 @@ class ForwardedExchange final : public Exchange {
   asio::awaitable<Result<void>> Finish();
 
  private:
+  // On the cluster's executor: `response` (taken; by reference, see PeerTransport::Call), then
+  // `body` (all of it), then the stream's end when `close`.
+  asio::awaitable<Result<void>> RespondOnCluster(storage::PeerResponse& response,
+                                                 std::string_view body, bool close);
+
   storage::PeerIncomingCall& call_;
   boost::asio::any_io_executor cluster_;
   RequestHeader request_;
@@ -58,6 +64,7 @@ class ForwardedExchange final : public Exchange {
   bool response_started_ = false;
   bool streaming_ = false;  // the response has a body stream
   bool close_ = false;
+  bool closed_ = false;  // the response's stream ended with its head (SendHeader)
   bool fan_out_ = false;
   unsigned status_ = 0;
   std::uint64_t announced_ = 0;  // the response body's length
