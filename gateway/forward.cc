@@ -8,7 +8,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <optional>
 
@@ -80,7 +79,9 @@ ForwardedRequestHead RequestHeadOf(const RequestContext& ctx) {
 struct OwnerAnswer {
   storage::PeerResponse response;
   ForwardedResponseHead head;
-  std::deque<Result<std::optional<std::string>>> read_ahead;
+  // At most two (the first chunk, then the stream's end), in place: no allocation per call.
+  std::optional<Result<std::optional<std::string>>> read_ahead[2];
+  std::size_t read_ahead_taken = 0;
 };
 
 // On the cluster's executor: the answer and its read-ahead. A call that is over then (the
@@ -104,13 +105,13 @@ asio::awaitable<Result<OwnerAnswer>> ReadAnswer(std::unique_ptr<PeerCall>& call)
   auto first = co_await call->Read();
   const bool whole =
       first.ok() && first->has_value() && (*first)->size() >= answer.head.content_length;
-  answer.read_ahead.push_back(std::move(first));
+  answer.read_ahead[0].emplace(std::move(first));
   if (whole) {
     auto end = co_await call->Read();
     if (end.ok() && !end->has_value()) {
       call.reset();
     }
-    answer.read_ahead.push_back(std::move(end));
+    answer.read_ahead[1].emplace(std::move(end));
   }
   co_return answer;
 }
@@ -140,9 +141,8 @@ asio::awaitable<Result<OpenedCall>> OpenCall(storage::Cluster& cluster, const st
 asio::awaitable<Result<std::optional<std::string>>> NextChunk(const asio::any_io_executor& cluster,
                                                               CallOnCluster& call,
                                                               OwnerAnswer& answer) {
-  if (!answer.read_ahead.empty()) {
-    auto chunk = std::move(answer.read_ahead.front());
-    answer.read_ahead.pop_front();
+  if (answer.read_ahead_taken < 2 && answer.read_ahead[answer.read_ahead_taken]) {
+    auto chunk = std::move(*answer.read_ahead[answer.read_ahead_taken++]);
     co_return chunk;
   }
   co_return co_await RunOn(cluster, call->Read());
@@ -323,17 +323,18 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
     }
   }
   CallOnCluster call(executor, std::move(opened_call->call));
+  std::optional<Result<OwnerAnswer>>& answered = opened_call->answer;  // set unless a body goes
 
   bool body_whole = true;
   if (request.has_stream) {
     STRATA_CO_TRY(body_whole, co_await SendBody(ctx, executor, call));
-    auto answered = co_await RunOn(executor, ReadAnswer(call.owned()));
-    opened_call->answer.emplace(std::move(answered));
+    auto read = co_await RunOn(executor, ReadAnswer(call.owned()));
+    answered.emplace(std::move(read));
   }
-  if (!(*opened_call->answer).ok()) {
-    co_return std::move(*opened_call->answer).error();
+  if (!answered->ok()) {
+    co_return std::move(*answered).error();
   }
-  OwnerAnswer& answer = opened_call->answer->value();
+  OwnerAnswer& answer = answered->value();
   const storage::PeerResponse* response = &answer.response;
   const ForwardedResponseHead* head = &answer.head;
   ResponseHeader header;

@@ -104,11 +104,7 @@ asio::awaitable<Result<void>> ForwardedExchange::RespondOnCluster(storage::PeerR
                                                                   std::string_view body,
                                                                   bool close) {
   STRATA_CO_RETURN_IF_ERROR(co_await call_.Respond(std::move(response)));
-  while (!body.empty()) {
-    const std::size_t n = std::min(body.size(), storage::kMaxPeerChunk);
-    STRATA_CO_RETURN_IF_ERROR(co_await call_.Write(std::string(body.substr(0, n))));
-    body.remove_prefix(n);
-  }
+  STRATA_CO_RETURN_IF_ERROR(co_await WriteOnCluster(body));
   if (close) {
     co_return co_await call_.CloseResponse();
   }
@@ -119,13 +115,21 @@ asio::awaitable<Result<void>> ForwardedExchange::SendBody(std::string_view data)
   if (!streaming_ || data.size() > announced_ - bytes_out_) {
     co_return Error(ErrorCode::kInternal, "more body than the response announced");
   }
+  if (data.empty()) {
+    co_return Ok();
+  }
+  auto wrote = co_await RunOn(cluster_, WriteOnCluster(data));
+  if (!wrote.ok()) {
+    co_return CallerGone();
+  }
+  bytes_out_ += data.size();
+  co_return Ok();
+}
+
+asio::awaitable<Result<void>> ForwardedExchange::WriteOnCluster(std::string_view data) {
   while (!data.empty()) {
     const std::size_t n = std::min(data.size(), storage::kMaxPeerChunk);
-    auto wrote = co_await RunOn(cluster_, call_.Write(std::string(data.substr(0, n))));
-    if (!wrote.ok()) {
-      co_return CallerGone();
-    }
-    bytes_out_ += n;
+    STRATA_CO_RETURN_IF_ERROR(co_await call_.Write(std::string(data.substr(0, n))));
     data.remove_prefix(n);
   }
   co_return Ok();

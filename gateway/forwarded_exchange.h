@@ -52,6 +52,8 @@ class ForwardedExchange final : public Exchange {
   // `body` (all of it), then the stream's end when `close`.
   asio::awaitable<Result<void>> RespondOnCluster(storage::PeerResponse& response,
                                                  std::string_view body, bool close);
+  // On the cluster's executor: `data` as chunks of the response's stream.
+  asio::awaitable<Result<void>> WriteOnCluster(std::string_view data);
 
   storage::PeerIncomingCall& call_;
   boost::asio::any_io_executor cluster_;
