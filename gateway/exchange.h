@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "gateway/operation.h"
+#include "storage/peer_transport.h"
 
 namespace strata::gateway {
 
@@ -63,6 +64,9 @@ class Exchange {
   // keys, such as DeleteObjects, sent to every member, each of which answers for the keys
   // it owns only.
   virtual bool fan_out() const { return false; }
+  // In a cluster: the peer client of the I/O thread the exchange runs on (its calls never
+  // leave that thread), or null, when peer calls go through the cluster's own thread.
+  virtual storage::PeerTransport* peer_client() const { return nullptr; }
 };
 
 }  // namespace strata::gateway

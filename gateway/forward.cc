@@ -84,7 +84,7 @@ struct OwnerAnswer {
   std::size_t read_ahead_taken = 0;
 };
 
-// On the cluster's executor: the answer and its read-ahead. A call that is over then (the
+// In the call's lane: the answer and its read-ahead. A call that is over then (the
 // stream's end read, or no stream) is reset there: its connection went back to the pool.
 asio::awaitable<Result<OwnerAnswer>> ReadAnswer(std::unique_ptr<PeerCall>& call) {
   auto response = co_await call->Response();
@@ -116,15 +116,33 @@ asio::awaitable<Result<OwnerAnswer>> ReadAnswer(std::unique_ptr<PeerCall>& call)
   co_return answer;
 }
 
-// On the cluster's executor: opens the call and, for a request without a body, reads the
-// answer in the same step (`answer`).
+// A call through the core's own peer client when there is one, else the cluster's.
+storage::PeerTask<std::unique_ptr<PeerCall>> CallThrough(storage::Cluster& cluster,
+                                                         storage::PeerTransport* client,
+                                                         const std::string& peer,
+                                                         const storage::PeerRequest& request) {
+  return client != nullptr ? client->Call(peer, request) : cluster.Call(peer, request);
+}
+
+// The lane of a request's peer calls: in place with the core's own client.
+PeerLane LaneOf(const RequestContext& ctx, storage::Cluster& cluster) {
+  if (ctx.exchange.peer_client() != nullptr) {
+    return PeerLane{};
+  }
+  return PeerLane{cluster.executor()};
+}
+
+// In the call's lane: opens the call and, for a request without a body, reads the answer
+// in the same step (`answer`).
 struct OpenedCall {
   std::unique_ptr<PeerCall> call;
   std::optional<Result<OwnerAnswer>> answer;
 };
-asio::awaitable<Result<OpenedCall>> OpenCall(storage::Cluster& cluster, const std::string& peer,
+asio::awaitable<Result<OpenedCall>> OpenCall(storage::Cluster& cluster,
+                                             storage::PeerTransport* client,
+                                             const std::string& peer,
                                              const storage::PeerRequest& request) {
-  auto opened = co_await cluster.Call(peer, request);
+  auto opened = co_await CallThrough(cluster, client, peer, request);
   if (!opened.ok()) {
     co_return std::move(opened).error();
   }
@@ -138,14 +156,14 @@ asio::awaitable<Result<OpenedCall>> OpenCall(storage::Cluster& cluster, const st
 }
 
 // The next chunk of the owner's response stream: the read-ahead first.
-asio::awaitable<Result<std::optional<std::string>>> NextChunk(const asio::any_io_executor& cluster,
+asio::awaitable<Result<std::optional<std::string>>> NextChunk(const PeerLane& lane,
                                                               CallOnCluster& call,
                                                               OwnerAnswer& answer) {
   if (answer.read_ahead_taken < 2 && answer.read_ahead[answer.read_ahead_taken]) {
     auto chunk = std::move(*answer.read_ahead[answer.read_ahead_taken++]);
     co_return chunk;
   }
-  co_return co_await RunOn(cluster, call->Read());
+  co_return co_await lane.Run(call->Read());
 }
 
 asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
@@ -158,7 +176,7 @@ asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
 // the owner stopped taking it (it answered early, e.g. an error before reading); the
 // caller then reads that answer. An error when the client's body broke: the call is
 // dropped with it, so the owner stores nothing.
-asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const asio::any_io_executor& cluster,
+asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const PeerLane& lane,
                                        CallOnCluster& call) {
   std::string chunk(kForwardChunk, '\0');
   std::size_t filled = 0;
@@ -175,7 +193,7 @@ asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const asio::any_io_e
     }
     if (filled > 0) {
       chunk.resize(filled);
-      auto wrote = co_await RunOn(cluster, call->Write(std::move(chunk)));
+      auto wrote = co_await lane.Run(call->Write(std::move(chunk)));
       if (!wrote.ok()) {
         co_return false;
       }
@@ -186,18 +204,17 @@ asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const asio::any_io_e
       break;
     }
   }
-  auto closed = co_await RunOn(cluster, call->CloseRequest());
+  auto closed = co_await lane.Run(call->CloseRequest());
   co_return closed.ok();
 }
 
 // Relays the owner's response body to the client: the first chunk goes with the head.
-HandlerResult RelayStream(RequestContext& ctx, const asio::any_io_executor& cluster,
-                          CallOnCluster& call, OwnerAnswer& answer, ResponseHeader header,
-                          std::uint64_t length) {
+HandlerResult RelayStream(RequestContext& ctx, const PeerLane& lane, CallOnCluster& call,
+                          OwnerAnswer& answer, ResponseHeader header, std::uint64_t length) {
   std::uint64_t relayed = 0;
   bool head_sent = false;
   while (true) {
-    auto chunk = co_await NextChunk(cluster, call, answer);
+    auto chunk = co_await NextChunk(lane, call, answer);
     if (!chunk.ok() || !chunk->has_value()) {
       if (chunk.ok() && relayed == length && head_sent) {
         co_return Ok();
@@ -297,7 +314,7 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
   if (owner->self) {
     co_return false;
   }
-  const auto executor = cluster->executor();
+  const PeerLane lane = LaneOf(ctx, *cluster);
   storage::PeerRequest request;
   request.op = storage::kPeerOpS3Request;
   request.payload = EncodeRequestHead(RequestHeadOf(ctx));
@@ -308,7 +325,8 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
 
   std::optional<OpenedCall> opened_call;
   for (int attempt = 1;; ++attempt) {
-    auto opened = co_await RunOn(executor, OpenCall(*cluster, owner->peer, request));
+    auto opened =
+        co_await lane.Run(OpenCall(*cluster, ctx.exchange.peer_client(), owner->peer, request));
     if (opened.ok()) {
       opened_call.emplace(std::move(opened).value());
       break;
@@ -322,13 +340,13 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
       co_return false;  // this gateway owns the key now
     }
   }
-  CallOnCluster call(executor, std::move(opened_call->call));
+  CallOnCluster call(lane, std::move(opened_call->call));
   std::optional<Result<OwnerAnswer>>& answered = opened_call->answer;  // set unless a body goes
 
   bool body_whole = true;
   if (request.has_stream) {
-    STRATA_CO_TRY(body_whole, co_await SendBody(ctx, executor, call));
-    auto read = co_await RunOn(executor, ReadAnswer(call.owned()));
+    STRATA_CO_TRY(body_whole, co_await SendBody(ctx, lane, call));
+    auto read = co_await lane.Run(ReadAnswer(call.owned()));
     answered.emplace(std::move(read));
   }
   if (!answered->ok()) {
@@ -349,7 +367,7 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
   }
   if (response->has_stream) {
     STRATA_CO_RETURN_IF_ERROR(
-        co_await RelayStream(ctx, executor, call, answer, std::move(header), head->content_length));
+        co_await RelayStream(ctx, lane, call, answer, std::move(header), head->content_length));
     co_return true;
   }
   if (head->content_length > 0 && !ctx.is_head()) {
@@ -363,7 +381,7 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
 asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::string& peer,
                                              std::string_view body) {
   storage::Cluster& cluster = *ctx.services.cluster;
-  const auto executor = cluster.executor();
+  const PeerLane lane = LaneOf(ctx, cluster);
   storage::PeerRequest request;
   request.op = storage::kPeerOpS3FanOut;
   request.payload = EncodeRequestHead(RequestHeadOf(ctx));
@@ -371,27 +389,27 @@ asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::str
   if (request.payload.size() > storage::kMaxPeerPayload) {
     co_return Error(ErrorCode::kInvalidArgument, "the request's headers are too large");
   }
-  auto opened = co_await RunOn(executor, cluster.Call(peer, request));
+  auto opened = co_await lane.Run(CallThrough(cluster, ctx.exchange.peer_client(), peer, request));
   if (!opened.ok()) {
     co_return ClientError(opened.error());
   }
-  CallOnCluster call(executor, std::move(opened).value());
+  CallOnCluster call(lane, std::move(opened).value());
   while (!body.empty()) {
     const std::size_t n = std::min(body.size(), storage::kMaxPeerChunk);
-    auto wrote = co_await RunOn(executor, call->Write(std::string(body.substr(0, n))));
+    auto wrote = co_await lane.Run(call->Write(std::string(body.substr(0, n))));
     if (!wrote.ok()) {
       break;  // the member answered early: its answer says why
     }
     body.remove_prefix(n);
   }
   if (request.has_stream && body.empty()) {
-    (void)co_await RunOn(executor, call->CloseRequest());
+    (void)co_await lane.Run(call->CloseRequest());
   }
-  STRATA_CO_TRY(OwnerAnswer owner, co_await RunOn(executor, ReadAnswer(call.owned())));
+  STRATA_CO_TRY(OwnerAnswer owner, co_await lane.Run(ReadAnswer(call.owned())));
   FanOutAnswer answer;
   answer.status = owner.head.status;
   while (owner.response.has_stream) {
-    auto chunk = co_await NextChunk(executor, call, owner);
+    auto chunk = co_await NextChunk(lane, call, owner);
     if (!chunk.ok()) {
       co_return ClientError(chunk.error());
     }

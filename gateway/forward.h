@@ -11,13 +11,15 @@
 // multipart uploads). Bucket and service operations are answered where they arrive (the
 // bucket catalog is the cluster's). Without [cluster], nothing is.
 //
-// Threads: the receiving side runs on the client's I/O thread and hops to the cluster's
-// executor for each peer call step (RunOn); the owner's side runs the request on one of
-// its I/O threads, in that core's task group, and hops back for each step of the call.
-// Each hop is a round trip between threads, so steps that follow each other go in one:
-// opening a bodiless request's call with reading its answer, the answer with the first
-// chunk of its body (and the body's end when that chunk was all of it), and on the
-// owner's side a response with a body that comes whole with its head.
+// Threads: the receiving side runs on the client's I/O thread, and so do its peer calls,
+// through that core's own peer client (Cluster::MakeCoreClient); with RDMA it hops to the
+// cluster's executor for each peer call step (RunOn). The owner's side runs the request
+// on one of its I/O threads, in that core's task group, and hops back to the cluster's
+// executor (where the call arrived) for each step of the call. Each hop is a round trip
+// between threads, so steps that follow each other go in one: opening a bodiless
+// request's call with reading its answer, the answer with the first chunk of its body
+// (and the body's end when that chunk was all of it), and on the owner's side a response
+// with a body that comes whole with its head.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -56,26 +58,42 @@ boost::asio::awaitable<T> RunOn(const boost::asio::any_io_executor& executor,
   co_return std::move(*done);
 }
 
-// Owns a peer call made on the cluster's executor from an I/O thread: the call is used and
-// destroyed on the cluster's executor only (a call destroyed mid-way drops its connection,
-// a socket of that thread).
+// Where a request's peer-call steps run: in place, on the I/O thread the request runs on
+// (its core's own peer client, Exchange::peer_client), or on the cluster's executor, one
+// hop there and back per step (RunOn), when the gateway has no client per core (RDMA).
+struct PeerLane {
+  std::optional<boost::asio::any_io_executor> hop;  // empty: in place
+
+  template <typename T>
+  boost::asio::awaitable<T> Run(boost::asio::awaitable<T> task) const {
+    if (!hop) {
+      co_return co_await std::move(task);
+    }
+    co_return co_await RunOn(*hop, std::move(task));
+  }
+};
+
+// Owns a peer call made in a lane: it is used and destroyed there only (a call destroyed
+// mid-way drops its connection, a socket of that lane's thread).
 class CallOnCluster {
  public:
   CallOnCluster(boost::asio::any_io_executor cluster, std::unique_ptr<storage::PeerCall> call)
-      : cluster_(std::move(cluster)), call_(std::move(call)) {}
+      : hop_(std::move(cluster)), call_(std::move(call)) {}
+  CallOnCluster(const PeerLane& lane, std::unique_ptr<storage::PeerCall> call)
+      : hop_(lane.hop), call_(std::move(call)) {}
   ~CallOnCluster() {
-    if (call_) {
-      boost::asio::post(cluster_, [call = std::move(call_)]() mutable { call.reset(); });
+    if (call_ && hop_) {
+      boost::asio::post(*hop_, [call = std::move(call_)]() mutable { call.reset(); });
     }
   }
   CallOnCluster(const CallOnCluster&) = delete;
   CallOnCluster& operator=(const CallOnCluster&) = delete;
   storage::PeerCall* operator->() { return call_.get(); }
-  // The call itself, for a step on the cluster's executor that may end it there (reset).
+  // The call itself, for a step in the lane that may end it there (reset).
   std::unique_ptr<storage::PeerCall>& owned() { return call_; }
 
  private:
-  boost::asio::any_io_executor cluster_;
+  std::optional<boost::asio::any_io_executor> hop_;
   std::unique_ptr<storage::PeerCall> call_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -15,6 +16,8 @@
 #include <boost/beast/http/error.hpp>
 #include <cerrno>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -105,6 +108,12 @@ struct Core {
   std::chrono::steady_clock::time_point last_accept_warning{};
   std::thread thread;
   std::atomic<bool> done{false};
+  // In a cluster: the core's own peer client (state.peer_client), made by Run and stopped
+  // by it before the core ends; the guard keeps the core running until then (an idle
+  // pooled connection is no work of the io_context's, and the client's Stop is carried
+  // out on the core's thread). After ioc: destroyed before it.
+  std::unique_ptr<storage::PeerTransport> peer_client;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> peer_client_guard;
 };
 
 // UBSan (in the ASan test build) checks an object's dynamic type the first time code
@@ -388,6 +397,13 @@ Result<void> Server::Start() {
 
 void Server::Run() {
   for (auto& core : impl_->cores) {
+    if (auto* cluster = impl_->services.cluster; cluster != nullptr) {
+      core->peer_client = cluster->MakeCoreClient(core->ioc.get_executor());
+      core->state.peer_client = core->peer_client.get();
+      if (core->peer_client) {
+        core->peer_client_guard.emplace(asio::make_work_guard(core->ioc));
+      }
+    }
     for (auto& acceptor : core->acceptors) {
       // Ended by closing its acceptor (BeginShutdown), not by cancellation.
       (void)core->tasks.Spawn(core->ioc.get_executor(), impl_->AcceptLoop(*core, acceptor),
@@ -437,6 +453,14 @@ void Server::Run() {
     impl_->CancelAll();
     if (!impl_->JoinAll(std::chrono::steady_clock::now() + kCancelledGrace)) {
       spdlog::warn("connections still open after their cancellation: closing them");
+    }
+  }
+  // The cores' peer clients close their pooled connections (and any call still in flight
+  // fails), then let their cores end.
+  for (auto& core : impl_->cores) {
+    if (core->peer_client) {
+      core->peer_client->Stop();
+      core->peer_client_guard.reset();
     }
   }
   // With no task left each core's io_context runs out of work and its thread ends.

@@ -159,6 +159,7 @@ class Session final : public Exchange {
   std::uint64_t bytes_out() const override { return bytes_out_; }
   void CloseAfterResponse() override { keep_alive_ = false; }
   void SetOperation(S3Operation op) override { operation_ = op; }
+  storage::PeerTransport* peer_client() const override { return core_.peer_client; }
 
   asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) override {
     // Sent even for an empty body: botocore, told to expect "100 Continue", reads the

@@ -32,6 +32,9 @@ struct CoreState {
   // core's for a scrape; set by Server before the core serves.
   MetricsShard* metrics = nullptr;
   const GatewayMetrics* all_metrics = nullptr;
+  // In a cluster with a TCP peer transport: this core's own client of it
+  // (Cluster::MakeCoreClient), which forwarding calls the key's owner through; else null.
+  storage::PeerTransport* peer_client = nullptr;
 };
 
 boost::asio::awaitable<void> ServePlain(boost::asio::ip::tcp::socket socket, CoreState& core,

@@ -18,6 +18,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -25,6 +26,7 @@
 #include "storage/cluster/etcd_catalog.h"
 #include "storage/cluster/etcd_users.h"
 #include "storage/ownership.h"
+#include "storage/peer/core_clients.h"
 #include "storage/peer/make_transport.h"
 
 namespace strata::storage {
@@ -69,6 +71,9 @@ class ClusterNode final : public Cluster {
     }
     transport_ = std::move(made->transport);
     transport_counters_ = std::move(made->counters);
+    if (made->mechanism == "tcp") {
+      core_clients_.emplace(config_);
+    }
     return Ok();
   }
 
@@ -85,14 +90,12 @@ class ClusterNode final : public Cluster {
       Stop();
       return joined;
     }
-    // The transport stamps the epoch this gateway knows on its calls and refuses callers
-    // that know an older one.
     subscription_ = membership_->Subscribe([this](std::shared_ptr<const MembershipView> view) {
-      transport_->SetEpoch(static_cast<std::uint64_t>(view->epoch));
+      StampEpoch(view->epoch);
       Route(view);
     });
     const auto view = membership_->View();
-    transport_->SetEpoch(static_cast<std::uint64_t>(view->epoch));
+    StampEpoch(view->epoch);
     Route(view);
     joined_ = true;
     spdlog::info("cluster {}: joined as {} (zone {}), {} members, epoch {}; peer port {}",
@@ -131,6 +134,10 @@ class ClusterNode final : public Cluster {
   }
 
   ClusterStatus Status() const override {
+    PeerTransportCounters transport = transport_counters_();
+    if (core_clients_) {
+      transport.connects += core_clients_->connects();
+    }
     return ClusterStatus{
         .name = config_.name,
         .node = config_.node,
@@ -139,7 +146,7 @@ class ClusterNode final : public Cluster {
         .view = membership_->View(),
         .may_accept_writes = membership_->MayAcceptWrites(),
         .membership = membership_->Stats(),
-        .transport = transport_counters_(),
+        .transport = transport,
     };
   }
 
@@ -194,6 +201,13 @@ class ClusterNode final : public Cluster {
 
   PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer, const PeerRequest& request) override {
     return transport_->Call(std::move(peer), request);
+  }
+
+  std::unique_ptr<PeerTransport> MakeCoreClient(asio::any_io_executor core) override {
+    if (!core_clients_) {
+      return nullptr;
+    }
+    return core_clients_->Make(std::move(core));
   }
 
   Result<SharedCatalog*> StartCatalog(BucketMirror& mirror) override {
@@ -403,6 +417,15 @@ class ClusterNode final : public Cluster {
     co_return epoch;
   }
 
+  // The transport and the cores' clients stamp the epoch this gateway knows on their calls
+  // and refuse callers that know an older one.
+  void StampEpoch(std::int64_t epoch) {
+    transport_->SetEpoch(static_cast<std::uint64_t>(epoch));
+    if (core_clients_) {
+      core_clients_->SetEpoch(static_cast<std::uint64_t>(epoch));
+    }
+  }
+
   const ClusterConfig config_;
   const Clock& clock_;
   const std::uint64_t capacity_;  // this gateway's share of the warm pool, announced
@@ -411,6 +434,7 @@ class ClusterNode final : public Cluster {
   std::unique_ptr<Membership> membership_;
   std::unique_ptr<PeerTransport> transport_;
   std::function<PeerTransportCounters()> transport_counters_;
+  std::optional<peer::CoreClients> core_clients_;  // with TCP only
   std::unique_ptr<cluster::EtcdCatalog> catalog_;  // after StartCatalog
   std::unique_ptr<cluster::EtcdUsers> users_;      // after StartUsers
   std::thread thread_;

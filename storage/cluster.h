@@ -144,6 +144,13 @@ class Cluster {
   // PeerTransport::Call to another member. On executor() only.
   virtual PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer,
                                                    const PeerRequest& request) = 0;
+  // A client of the peer transport for one of the server's I/O threads (`core`, an
+  // io_context run by one thread): its calls run on that thread from start to end, so a
+  // request forwarded to its key's owner never changes threads on this gateway. It stamps
+  // the membership's epoch as Call does, and its connections count in Status. nullptr
+  // when the transport is RDMA (whose calls stay on executor()). Stop it from another
+  // thread while `core` still runs, before `core` ends; after Start, before Stop.
+  virtual std::unique_ptr<PeerTransport> MakeCoreClient(boost::asio::any_io_executor core) = 0;
 
   // After Start: the cluster's bucket catalog (storage/shared_catalog.h), kept in etcd
   // under /<name>/buckets/, with `mirror` (which outlives the cluster's Stop) made equal to

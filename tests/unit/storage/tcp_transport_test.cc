@@ -6,7 +6,9 @@
 // (garbage, truncated hello or frame, a flipped CRC bit, an unknown type, a request before
 // the handshake, a replayed answer, a stale epoch, silence) closed, logged once, the
 // handler never run, the server serving a good client after; a peer that is down or mute
-// gives kUnavailable in time; Stop with calls in flight. Every wait is on an event, bounded.
+// gives kUnavailable in time; Stop with calls in flight; the cores' clients (CoreClients)
+// stamped with the registry's epoch, made before or after it moved, and counted. Every
+// wait is on an event, bounded.
 #include "storage/peer/tcp_transport.h"
 
 #include <arpa/inet.h>
@@ -40,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "storage/peer/core_clients.h"
 #include "storage/peer/frame.h"
 #include "storage/peer/handshake.h"
 #include "storage/peer/session.h"
@@ -912,6 +915,40 @@ TEST_F(TcpTransportTest, AStaleEpochIsRefusedInTheHelloAndInRequests) {
   client_->SetEpoch(6);
   response = client_io_.Run(Simple(*client_, Address(), {kEcho, "x"}));
   ASSERT_TRUE(response.ok()) << response.error().message;
+}
+
+TEST_F(TcpTransportTest, CoreClientsCarryTheRegistrysEpochAndCountTheirConnections) {
+  server_->SetEpoch(5);
+  ClusterConfig cluster;
+  cluster.node = "gw-b";
+  cluster.secret = kSecret;
+  CoreClients registry(cluster);
+  IoThread second_core;
+  // Made before the registry knew the epoch: refused as stale until the registry moves.
+  auto early = registry.Make(client_io_.executor());
+  auto response = client_io_.Run(Simple(*early, Address(), {kEcho, "x"}));
+  ASSERT_FALSE(response.ok());
+  EXPECT_TRUE(IsStaleEpoch(response.error())) << response.error().message;
+  registry.SetEpoch(5);
+  response = client_io_.Run(Simple(*early, Address(), {kEcho, "x"}));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->payload, "echo:x");
+  // Made after: stamped at once; it runs on its own core.
+  auto late = registry.Make(second_core.executor());
+  response = second_core.Run(Simple(*late, Address(), {kEcho, "y"}));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->payload, "echo:y");
+  EXPECT_EQ(registry.connects(), 2u);
+  // A client never serves; a stopped and destroyed one still counts.
+  EXPECT_EQ(late->Serve([](PeerIncomingCall&) -> PeerTask<void> { co_return Ok(); }).error().code,
+            ErrorCode::kInvalidArgument);
+  late->Stop();
+  late.reset();
+  EXPECT_EQ(registry.connects(), 2u);
+  response = client_io_.Run(Simple(*early, Address(), {kEcho, "z"}));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(registry.connects(), 2u) << "the early client's pooled connection was reused";
+  early->Stop();
 }
 
 TEST_F(TcpTransportTest, ConnectionsOverTheLimitAreClosedAtOnce) {
