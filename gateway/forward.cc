@@ -425,14 +425,16 @@ asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::str
 }
 
 storage::PeerTask<void> ServeForwarded(storage::PeerIncomingCall& call, Services& services,
-                                       asio::any_io_executor io, TaskGroup& tasks, bool fan_out) {
+                                       asio::any_io_executor io, TaskGroup& tasks, bool fan_out,
+                                       bool on_io) {
   auto head = DecodeRequestHead(call.request().payload);
   if (!head.ok()) {
     spdlog::warn("peer {}: a forwarded request refused: {}", call.peer(), head.error().message);
     co_return std::move(head).error();
   }
+  // The executor the call is served on: the cluster's, or `io` itself.
   const auto cluster = co_await asio::this_coro::executor;
-  ForwardedExchange exchange(*head, call, cluster, fan_out);
+  ForwardedExchange exchange(*head, call, on_io ? PeerLane{} : PeerLane{cluster}, fan_out);
   auto run = std::make_shared<ForwardedRun>(cluster);
   if (!tasks.Spawn(io, RunForwarded(run, exchange, services))) {
     co_return Error(ErrorCode::kUnavailable, "this gateway is stopping", /*retryable=*/true);

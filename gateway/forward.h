@@ -19,7 +19,9 @@
 // between threads, so steps that follow each other go in one: opening a bodiless
 // request's call with reading its answer, the answer with the first chunk of its body
 // (and the body's end when that chunk was all of it), and on the owner's side a response
-// with a body that comes whole with its head.
+// with a body that comes whole with its head. Where the peer transport is TCP, the calls
+// of forwarded requests are served on the owner's I/O threads too (Cluster::MakeCoreClient
+// hands their sessions to the cores), and the owner's side runs in place as well.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -125,8 +127,10 @@ boost::asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const s
 // through HandleRequest on `io` in `tasks`. A call that cannot be started there (the
 // server is stopping) is refused with a retryable kUnavailable.
 // `fan_out`: a kPeerOpS3FanOut call, served for the keys this gateway owns only.
+// `on_io`: the call itself is served on `io` (its session was handed to that core), so
+// the call's steps run in place; else they hop to the executor the call is served on.
 storage::PeerTask<void> ServeForwarded(storage::PeerIncomingCall& call, Services& services,
                                        boost::asio::any_io_executor io, TaskGroup& tasks,
-                                       bool fan_out = false);
+                                       bool fan_out = false, bool on_io = false);
 
 }  // namespace strata::gateway

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "common/co_try.h"
-#include "gateway/forward.h"
 
 namespace strata::gateway {
 namespace {
@@ -15,10 +14,9 @@ Error CallerGone() { return Error(ErrorCode::kIncompleteBody, "the forwarding ga
 }  // namespace
 
 ForwardedExchange::ForwardedExchange(const ForwardedRequestHead& head,
-                                     storage::PeerIncomingCall& call,
-                                     boost::asio::any_io_executor cluster, bool fan_out)
+                                     storage::PeerIncomingCall& call, PeerLane lane, bool fan_out)
     : call_(call),
-      cluster_(std::move(cluster)),
+      lane_(std::move(lane)),
       request_id_(head.request_id),
       remote_(head.remote),
       body_ended_(!call.request().has_stream),
@@ -36,7 +34,7 @@ asio::awaitable<Result<std::size_t>> ForwardedExchange::ReadBody(std::span<char>
     if (body_ended_) {
       co_return std::size_t{0};
     }
-    auto chunk = co_await RunOn(cluster_, call_.Read());
+    auto chunk = co_await lane_.Run(call_.Read());
     if (!chunk.ok()) {
       body_ended_ = true;
       co_return Error(ErrorCode::kIncompleteBody,
@@ -81,11 +79,11 @@ asio::awaitable<Result<void>> ForwardedExchange::SendHeader(ResponseHeader heade
     co_return Error(ErrorCode::kInternal, "more body than the response announced");
   }
   // A body that comes whole with its head (a small object, an error's XML) goes in the
-  // same step on the cluster's executor, stream end included: each step is a round trip
-  // between threads, which is most of a small forwarded GET's cost.
+  // same step in the call's lane, stream end included: on the cluster's executor each step
+  // is a round trip between threads, which is most of a small forwarded GET's cost.
   const bool whole = streaming_ && body_start.size() == content_length;
-  auto sent = co_await RunOn(
-      cluster_, RespondOnCluster(response, whole ? body_start : std::string_view(), whole));
+  auto sent =
+      co_await lane_.Run(RespondInLane(response, whole ? body_start : std::string_view(), whole));
   if (!sent.ok()) {
     co_return CallerGone();
   }
@@ -100,11 +98,10 @@ asio::awaitable<Result<void>> ForwardedExchange::SendHeader(ResponseHeader heade
   co_return Ok();
 }
 
-asio::awaitable<Result<void>> ForwardedExchange::RespondOnCluster(storage::PeerResponse& response,
-                                                                  std::string_view body,
-                                                                  bool close) {
+asio::awaitable<Result<void>> ForwardedExchange::RespondInLane(storage::PeerResponse& response,
+                                                               std::string_view body, bool close) {
   STRATA_CO_RETURN_IF_ERROR(co_await call_.Respond(std::move(response)));
-  STRATA_CO_RETURN_IF_ERROR(co_await WriteOnCluster(body));
+  STRATA_CO_RETURN_IF_ERROR(co_await WriteInLane(body));
   if (close) {
     co_return co_await call_.CloseResponse();
   }
@@ -118,7 +115,7 @@ asio::awaitable<Result<void>> ForwardedExchange::SendBody(std::string_view data)
   if (data.empty()) {
     co_return Ok();
   }
-  auto wrote = co_await RunOn(cluster_, WriteOnCluster(data));
+  auto wrote = co_await lane_.Run(WriteInLane(data));
   if (!wrote.ok()) {
     co_return CallerGone();
   }
@@ -126,7 +123,7 @@ asio::awaitable<Result<void>> ForwardedExchange::SendBody(std::string_view data)
   co_return Ok();
 }
 
-asio::awaitable<Result<void>> ForwardedExchange::WriteOnCluster(std::string_view data) {
+asio::awaitable<Result<void>> ForwardedExchange::WriteInLane(std::string_view data) {
   while (!data.empty()) {
     const std::size_t n = std::min(data.size(), storage::kMaxPeerChunk);
     STRATA_CO_RETURN_IF_ERROR(co_await call_.Write(std::string(data.substr(0, n))));
@@ -150,7 +147,7 @@ asio::awaitable<Result<void>> ForwardedExchange::Finish() {
   if (bytes_out_ != announced_) {
     co_return Error(ErrorCode::kInternal, "the response's body was cut short");
   }
-  co_return co_await RunOn(cluster_, call_.CloseResponse());
+  co_return co_await lane_.Run(call_.CloseResponse());
 }
 
 }  // namespace strata::gateway

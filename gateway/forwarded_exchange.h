@@ -1,7 +1,8 @@
 // ForwardedExchange: a request another gateway forwarded to this one, the key's owner
 // (gateway/forward.h), as the handlers see it: the client's request head and body as the
 // forwarding gateway received them, and a response that goes back to it over the peer
-// call. Used on one I/O thread; each step of the peer call hops to the cluster's executor
+// call. Used on one I/O thread; each step of the peer call runs in the call's lane: in
+// place when the call was served on that thread, else a hop to the cluster's executor
 // (a response whose body comes whole with its head goes in one step).
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "gateway/exchange.h"
+#include "gateway/forward.h"
 #include "gateway/forward_wire.h"
 #include "storage/peer_transport.h"
 
@@ -17,9 +19,10 @@ namespace strata::gateway {
 
 class ForwardedExchange final : public Exchange {
  public:
-  // `call` and `cluster` outlive the exchange; `head` was decoded from the call's payload.
+  // `call` outlives the exchange, and its steps run in `lane`; `head` was decoded from the
+  // call's payload.
   ForwardedExchange(const ForwardedRequestHead& head, storage::PeerIncomingCall& call,
-                    boost::asio::any_io_executor cluster, bool fan_out);
+                    PeerLane lane, bool fan_out);
 
   const RequestHeader& request() const override { return request_; }
   const std::string& request_id() const override { return request_id_; }
@@ -48,15 +51,15 @@ class ForwardedExchange final : public Exchange {
   asio::awaitable<Result<void>> Finish();
 
  private:
-  // On the cluster's executor: `response` (taken; by reference, see PeerTransport::Call), then
+  // In the call's lane: `response` (taken; by reference, see PeerTransport::Call), then
   // `body` (all of it), then the stream's end when `close`.
-  asio::awaitable<Result<void>> RespondOnCluster(storage::PeerResponse& response,
-                                                 std::string_view body, bool close);
-  // On the cluster's executor: `data` as chunks of the response's stream.
-  asio::awaitable<Result<void>> WriteOnCluster(std::string_view data);
+  asio::awaitable<Result<void>> RespondInLane(storage::PeerResponse& response,
+                                              std::string_view body, bool close);
+  // In the call's lane: `data` as chunks of the response's stream.
+  asio::awaitable<Result<void>> WriteInLane(std::string_view data);
 
   storage::PeerIncomingCall& call_;
-  boost::asio::any_io_executor cluster_;
+  PeerLane lane_;
   RequestHeader request_;
   std::string request_id_;
   std::string remote_;

@@ -71,8 +71,16 @@ class ClusterNode final : public Cluster {
     }
     transport_ = std::move(made->transport);
     transport_counters_ = std::move(made->counters);
-    if (made->mechanism == "tcp") {
+    if (made->tcp != nullptr) {
+      // Forwarded requests are served on the I/O threads: their sessions move to the
+      // cores' transports at their first call (the cores' clients send nothing else).
       core_clients_.emplace(config_);
+      made->tcp->SetHandOff(peer::SessionHandOff{
+          .takes = [](std::uint32_t op) { return op == kPeerOpS3Request || op == kPeerOpS3FanOut; },
+          .adopt =
+              [this](std::unique_ptr<peer::HandedSession>& session) {
+                return core_clients_->Adopt(session);
+              }});
     }
     return Ok();
   }
@@ -136,7 +144,9 @@ class ClusterNode final : public Cluster {
   ClusterStatus Status() const override {
     PeerTransportCounters transport = transport_counters_();
     if (core_clients_) {
-      transport.connects += core_clients_->connects();
+      const auto cores = core_clients_->counters();
+      transport.connects += cores.connects;
+      transport.calls_served += cores.calls_served;
     }
     return ClusterStatus{
         .name = config_.name,
@@ -203,11 +213,12 @@ class ClusterNode final : public Cluster {
     return transport_->Call(std::move(peer), request);
   }
 
-  std::unique_ptr<PeerTransport> MakeCoreClient(asio::any_io_executor core) override {
+  std::unique_ptr<PeerTransport> MakeCoreClient(asio::any_io_executor core,
+                                                PeerHandler forwarded) override {
     if (!core_clients_) {
       return nullptr;
     }
-    return core_clients_->Make(std::move(core));
+    return core_clients_->Make(std::move(core), std::move(forwarded));
   }
 
   Result<SharedCatalog*> StartCatalog(BucketMirror& mirror) override {

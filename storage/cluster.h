@@ -144,13 +144,17 @@ class Cluster {
   // PeerTransport::Call to another member. On executor() only.
   virtual PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer,
                                                    const PeerRequest& request) = 0;
-  // A client of the peer transport for one of the server's I/O threads (`core`, an
-  // io_context run by one thread): its calls run on that thread from start to end, so a
-  // request forwarded to its key's owner never changes threads on this gateway. It stamps
-  // the membership's epoch as Call does, and its connections count in Status. nullptr
-  // when the transport is RDMA (whose calls stay on executor()). Stop it from another
-  // thread while `core` still runs, before `core` ends; after Start, before Stop.
-  virtual std::unique_ptr<PeerTransport> MakeCoreClient(boost::asio::any_io_executor core) = 0;
+  // The peer transport's end on one of the server's I/O threads (`core`, an io_context
+  // run by one thread). Its calls run on that thread from start to end, so a request
+  // forwarded to its key's owner never changes threads on this gateway; and the calls of
+  // kPeerOpS3Request and kPeerOpS3FanOut that other members send to the peer port are
+  // served on these threads, in turn, with `forwarded` (their connections move there at
+  // their first call), not on executor() with SetHandler's. It stamps the membership's
+  // epoch as Call does, and its connections and calls count in Status. nullptr when the
+  // transport is RDMA (whose calls stay on executor()). Stop it from another thread while
+  // `core` still runs, before `core` ends; after Start, before Stop.
+  virtual std::unique_ptr<PeerTransport> MakeCoreClient(boost::asio::any_io_executor core,
+                                                        PeerHandler forwarded) = 0;
 
   // After Start: the cluster's bucket catalog (storage/shared_catalog.h), kept in etcd
   // under /<name>/buckets/, with `mirror` (which outlives the cluster's Stop) made equal to

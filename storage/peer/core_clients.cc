@@ -1,11 +1,9 @@
 #include "storage/peer/core_clients.h"
 
 #include <mutex>
-#include <set>
 #include <string>
 #include <utility>
-
-#include "storage/peer/tcp_transport.h"
+#include <vector>
 
 namespace strata::storage::peer {
 
@@ -13,8 +11,9 @@ struct CoreClients::Shared {
   TcpTransportOptions options;
   std::mutex mu;  // guards what follows
   std::uint64_t epoch = 0;
-  std::set<TcpTransport*> live;
-  std::uint64_t gone_connects = 0;  // of the clients destroyed already
+  std::vector<TcpTransport*> live;  // in the order they were made
+  std::size_t next_host = 0;        // the one Adopt tries first
+  CoreClients::Counters gone;       // of the clients destroyed already
 };
 
 namespace {
@@ -22,16 +21,22 @@ namespace {
 // A TcpTransport that stays in the registry while it lives.
 class CoreClient final : public PeerTransport {
  public:
-  CoreClient(std::shared_ptr<CoreClients::Shared> shared, boost::asio::any_io_executor core)
+  CoreClient(std::shared_ptr<CoreClients::Shared> shared, boost::asio::any_io_executor core,
+             PeerHandler handler)
       : shared_(std::move(shared)), transport_(std::move(core), shared_->options) {
+    if (handler) {
+      (void)transport_.Host(std::move(handler));  // cannot fail: a fresh transport
+    }
     std::lock_guard lock(shared_->mu);
     transport_.SetEpoch(shared_->epoch);
-    shared_->live.insert(&transport_);
+    shared_->live.push_back(&transport_);
   }
   ~CoreClient() override {
     std::lock_guard lock(shared_->mu);
-    shared_->live.erase(&transport_);
-    shared_->gone_connects += transport_.stats().connects;
+    std::erase(shared_->live, &transport_);
+    const auto stats = transport_.stats();
+    shared_->gone.connects += stats.connects;
+    shared_->gone.calls_served += stats.handler_calls;
   }
 
   Result<void> Serve(PeerHandler) override {
@@ -57,8 +62,23 @@ CoreClients::CoreClients(const ClusterConfig& cluster) : shared_(std::make_share
 
 CoreClients::~CoreClients() = default;
 
-std::unique_ptr<PeerTransport> CoreClients::Make(boost::asio::any_io_executor core) {
-  return std::make_unique<CoreClient>(shared_, std::move(core));
+std::unique_ptr<PeerTransport> CoreClients::Make(boost::asio::any_io_executor core,
+                                                 PeerHandler handler) {
+  return std::make_unique<CoreClient>(shared_, std::move(core), std::move(handler));
+}
+
+bool CoreClients::Adopt(std::unique_ptr<HandedSession>& session) {
+  // Under the lock: a client leaves the registry only once destroyed, after its Stop.
+  std::lock_guard lock(shared_->mu);
+  const std::size_t n = shared_->live.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    TcpTransport* host = shared_->live[(shared_->next_host + i) % n];
+    if (host->Adopt(session)) {
+      shared_->next_host = (shared_->next_host + i + 1) % n;
+      return true;
+    }
+  }
+  return false;
 }
 
 void CoreClients::SetEpoch(std::uint64_t epoch) {
@@ -69,11 +89,13 @@ void CoreClients::SetEpoch(std::uint64_t epoch) {
   }
 }
 
-std::uint64_t CoreClients::connects() const {
+CoreClients::Counters CoreClients::counters() const {
   std::lock_guard lock(shared_->mu);
-  std::uint64_t total = shared_->gone_connects;
+  Counters total = shared_->gone;
   for (const TcpTransport* client : shared_->live) {
-    total += client->stats().connects;
+    const auto stats = client->stats();
+    total.connects += stats.connects;
+    total.calls_served += stats.handler_calls;
   }
   return total;
 }

@@ -33,6 +33,7 @@ MadeTransport MakeTcp(boost::asio::any_io_executor executor, const ClusterConfig
   MadeTransport made;
   made.transport = std::move(tcp);
   made.mechanism = "tcp";
+  made.tcp = raw;
   made.counters = [raw] {
     const auto stats = raw->stats();
     return PeerTransportCounters{.accepted = stats.accepted,

@@ -17,10 +17,13 @@
 
 namespace strata::storage::peer {
 
+class TcpTransport;
+
 struct MadeTransport {
   std::unique_ptr<PeerTransport> transport;
   std::string mechanism;                            // "tcp" or "rdma"
   std::function<PeerTransportCounters()> counters;  // for Cluster::Status; any thread
+  TcpTransport* tcp = nullptr;                      // `transport` when it is TCP (for its hand-off)
 };
 
 // How many RDMA devices the machine has (ibv_get_device_list); 0 without kernel support.

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
@@ -64,8 +65,10 @@ struct TcpTransport::State {
   std::atomic<std::uint64_t> epoch{0};
   std::atomic<std::uint16_t> port{0};
   std::atomic<bool> stopped{false};
-  // Set by Serve before the accept loop starts, then only read.
+  // Set by Serve (or Host) before the accept loop starts, then only read; so is hand_off.
   PeerHandler handler;
+  SessionHandOff hand_off;
+  std::atomic<bool> hosting{false};  // Host was called
   std::optional<tcp::acceptor> acceptor;
   // The accept loop and the server sessions (which use this state by reference: Stop
   // waits for them before anything here goes).
@@ -102,6 +105,15 @@ struct ServerConnection {
       : socket(std::move(s)),
         remote(Describe(socket)),
         session(state.options.node, state.options.secret, NewNonce()) {}
+  // `from`'s connection on `s`, a socket of another executor holding its descriptor.
+  ServerConnection(tcp::socket s, ServerConnection&& from)
+      : socket(std::move(s)),
+        remote(std::move(from.remote)),
+        session(std::move(from.session)),
+        buffer(std::move(from.buffer)),
+        begin(from.begin),
+        end(from.end),
+        peer_closed(from.peer_closed) {}
 
   tcp::socket socket;
   std::string remote;
@@ -279,51 +291,140 @@ asio::awaitable<void> Refuse(State& s, ServerConnection& c, Error error, std::st
   }
 }
 
+}  // namespace
+
+struct HandedSession {
+  HandedSession(int descriptor, tcp protocol_of, std::unique_ptr<ServerConnection> connection,
+                ServerSession::Event call)
+      : fd(descriptor),
+        protocol(protocol_of),
+        from(std::move(connection)),
+        first(std::move(call)) {}
+  ~HandedSession() {
+    if (fd >= 0) {
+      ::close(fd);  // never adopted: the connection closes, and its caller retries
+    }
+  }
+  HandedSession(const HandedSession&) = delete;
+  HandedSession& operator=(const HandedSession&) = delete;
+
+  int fd;  // the connection's descriptor, released by its old socket; -1 once taken
+  tcp protocol;
+  std::unique_ptr<ServerConnection> from;  // its state; its socket holds nothing
+  ServerSession::Event first;              // the call it stopped at (a kRequest)
+};
+
+namespace {
+
+// Hands `c` with the call `event` to a core's transport when the hand-off takes the op;
+// true when it went (c is null then). Otherwise `c` and `event` are as they were.
+bool HandOver(State& s, std::unique_ptr<ServerConnection>& c, ServerSession::Event& event) {
+  if (!s.hand_off.takes || !s.hand_off.takes(event.request.op)) {
+    return false;
+  }
+  error_code ec;
+  const tcp protocol = c->socket.local_endpoint(ec).protocol();
+  if (ec) {
+    return false;
+  }
+  const int fd = c->socket.release(ec);
+  if (ec) {
+    return false;
+  }
+  auto handed = std::make_unique<HandedSession>(fd, protocol, std::move(c), std::move(event));
+  if (s.hand_off.adopt(handed)) {
+    return true;
+  }
+  // No core took it: it stays here, on its descriptor again.
+  c = std::move(handed->from);
+  event = std::move(handed->first);
+  c->socket.assign(protocol, fd, ec);
+  handed->fd = -1;
+  if (ec) {
+    // Cannot be: the descriptor is open and was this socket's. Serving on would write to
+    // a closed socket; the caller sees the connection break.
+    spdlog::warn("peer: keeping the connection from {}: {}", c->remote, ec.message());
+    ::close(fd);
+  }
+  return false;
+}
+
+// The calls of an authenticated connection, from `first` (the call it was handed over
+// with) on, until the connection ends or moves to a core's transport (c is null then).
+asio::awaitable<void> ServeCalls(State& s, std::unique_ptr<ServerConnection>& c,
+                                 std::optional<ServerSession::Event> first) {
+  for (;;) {
+    ServerSession::Event event;
+    if (first) {
+      event = std::move(*first);
+      first.reset();
+    } else {
+      // Between calls an idle connection waits for as long as the caller keeps it.
+      auto next = co_await NextEvent(s, *c, kNoDeadline);
+      if (!next.ok()) {
+        if (c->peer_closed && c->session.idle() && c->session.buffered() == 0) {
+          spdlog::debug("peer: {} (node {}) closed its connection", c->remote, c->session.peer());
+        } else {
+          co_await Refuse(s, *c, next.error(), "between calls");
+        }
+        co_return;
+      }
+      // Once authenticated and idle, the session yields requests only.
+      event = std::move(next).value();
+      if (HandOver(s, c, event)) {
+        co_return;
+      }
+    }
+    Bump(s.handler_calls);
+    IncomingCall call(s, *c, event.request_id, std::move(event.request));
+    Result<void> handled = co_await s.handler(call);
+    if (auto finished = co_await call.Finish(std::move(handled)); !finished.ok()) {
+      co_await Refuse(s, *c, finished.error(), "in a call");
+      co_return;
+    }
+  }
+}
+
 asio::awaitable<void> ServeConnection(State& s, tcp::socket socket) {
   struct Count {
     State& s;
     ~Count() { --s.open_connections; }
   } count{s};
-  ServerConnection c(std::move(socket), s);
+  auto c = std::make_unique<ServerConnection>(std::move(socket), s);
 
   // Nothing but the handshake until it is done, and only for so long.
   const Deadline deadline = After(s.options.handshake_timeout);
   for (;;) {
-    auto event = co_await NextEvent(s, c, deadline);
+    auto event = co_await NextEvent(s, *c, deadline);
     if (!event.ok()) {
-      co_await Refuse(s, c, event.error(), "handshake");
+      co_await Refuse(s, *c, event.error(), "handshake");
       co_return;
     }
     if (event->kind == ServerSession::Kind::kAuthenticated) {
       break;
     }
-    if (auto ec = co_await WriteAll(c.socket, event->bytes, deadline); ec) {
-      co_await Refuse(s, c, NetworkError(c.remote, "write", ec), "handshake");
+    if (auto ec = co_await WriteAll(c->socket, event->bytes, deadline); ec) {
+      co_await Refuse(s, *c, NetworkError(c->remote, "write", ec), "handshake");
       co_return;
     }
   }
   Bump(s.authenticated);
+  co_await ServeCalls(s, c, std::nullopt);
+}
 
-  for (;;) {
-    // Between calls an idle connection waits for as long as the caller keeps it.
-    auto event = co_await NextEvent(s, c, kNoDeadline);
-    if (!event.ok()) {
-      if (c.peer_closed && c.session.idle() && c.session.buffered() == 0) {
-        spdlog::debug("peer: {} (node {}) closed its connection", c.remote, c.session.peer());
-      } else {
-        co_await Refuse(s, c, event.error(), "between calls");
-      }
-      co_return;
-    }
-    // Once authenticated and idle, the session yields requests only.
-    Bump(s.handler_calls);
-    IncomingCall call(s, c, event->request_id, std::move(event->request));
-    Result<void> handled = co_await s.handler(call);
-    if (auto finished = co_await call.Finish(std::move(handled)); !finished.ok()) {
-      co_await Refuse(s, c, finished.error(), "in a call");
-      co_return;
-    }
+// A session handed over by another transport, on this one's executor.
+asio::awaitable<void> ServeHanded(State& s, std::unique_ptr<HandedSession> handed) {
+  tcp::socket socket(s.executor);
+  error_code ec;
+  socket.assign(handed->protocol, handed->fd, ec);
+  if (ec) {
+    spdlog::warn("peer: cannot take over the connection from {}: {}", handed->from->remote,
+                 ec.message());
+    co_return;
   }
+  handed->fd = -1;
+  auto c = std::make_unique<ServerConnection>(std::move(socket), std::move(*handed->from));
+  co_await ServeCalls(s, c, std::move(handed->first));
 }
 
 bool ShouldLogAccept(State& s) {
@@ -779,6 +880,29 @@ void TcpTransport::Stop() {
   closed.get_future().wait();
   s->tasks.Join();
   s->stopped = true;
+}
+
+void TcpTransport::SetHandOff(SessionHandOff hand_off) { state_->hand_off = std::move(hand_off); }
+
+Result<void> TcpTransport::Host(PeerHandler handler) {
+  State& s = *state_;
+  if (s.acceptor || s.hosting.load() || s.stopped.load() || !handler) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "peer transport: Host without a handler, twice, after Serve or after Stop");
+  }
+  s.handler = std::move(handler);
+  s.hosting = true;
+  return Ok();
+}
+
+bool TcpTransport::Adopt(std::unique_ptr<HandedSession>& session) {
+  State& s = *state_;
+  if (!s.hosting.load()) {
+    return false;
+  }
+  // Refused once stopping: the session goes with the unstarted task, and closes.
+  (void)s.tasks.Spawn(s.executor, ServeHanded(s, std::move(session)));
+  return true;
 }
 
 std::uint16_t TcpTransport::port() const { return state_->port.load(); }

@@ -17,6 +17,11 @@
 // ended cleanly. A connection that broke, timed out or saw a bad frame is closed, never
 // reused; an idle one the peer closed meanwhile is noticed before reuse and dropped.
 //
+// Hand-off (SetHandOff, Host, Adopt): a transport that serves the peer port on the
+// cluster's thread can hand the sessions of some ops to transports on the server's I/O
+// threads (one per core, each hosting), so that those calls (forwarded S3 requests) are
+// served on an I/O thread without a hop to the cluster's thread and back for each step.
+//
 // Threads: construct, Serve, SetEpoch, port, stats and Stop from any thread (Stop as
 // PeerTransport says); Call and everything of a PeerCall only in coroutines on the
 // executor. Owns its sockets and its task group; the handler and the io_context are the
@@ -28,6 +33,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -65,6 +71,19 @@ struct TcpTransportStats {
   std::size_t peak_buffered = 0;      // most bytes one connection held undelivered
 };
 
+// A server session on its way from the transport that accepted it to a core's transport
+// (SetHandOff, Adopt): its connection, authenticated, and the call it stopped at.
+struct HandedSession;
+
+struct SessionHandOff {
+  // Whether a call of `op` moves its session: that call and every later one of the
+  // connection are served by the transport that adopts it.
+  std::function<bool(std::uint32_t op)> takes;
+  // Gives the session to a core's transport (Adopt); false, with the session untouched,
+  // when none takes it now: the session then stays, and its call is served here.
+  std::function<bool(std::unique_ptr<HandedSession>& session)> adopt;
+};
+
 class TcpTransport final : public PeerTransport {
  public:
   TcpTransport(boost::asio::any_io_executor executor, TcpTransportOptions options);
@@ -76,6 +95,19 @@ class TcpTransport final : public PeerTransport {
   PeerTask<std::unique_ptr<PeerCall>> Call(std::string peer, const PeerRequest& request) override;
   void SetEpoch(std::uint64_t epoch) override;
   void Stop() override;
+
+  // Before Serve: a session whose call is of an op `hand_off` takes moves to a core's
+  // transport, which serves that call and every later one of the connection on its own
+  // thread (with its own handler, which gets every op). Callers keep such ops on
+  // connections of their own, as the cores' clients do.
+  void SetHandOff(SessionHandOff hand_off);
+  // Serves the sessions other transports hand off (Adopt) with `handler`, on this
+  // transport's executor, without listening. Once, instead of Serve.
+  Result<void> Host(PeerHandler handler);
+  // Serves a handed-off session from its call on. False, with the session untouched, when
+  // this transport does not host. Any thread. (Once it is stopping, the session is
+  // closed: its caller sees the connection break, a retryable failure.)
+  bool Adopt(std::unique_ptr<HandedSession>& session);
 
   // The port Serve listens on (the one picked for port 0); 0 before.
   std::uint16_t port() const;

@@ -7,8 +7,10 @@
 // the handshake, a replayed answer, a stale epoch, silence) closed, logged once, the
 // handler never run, the server serving a good client after; a peer that is down or mute
 // gives kUnavailable in time; Stop with calls in flight; the cores' clients (CoreClients)
-// stamped with the registry's epoch, made before or after it moved, and counted. Every
-// wait is on an event, bounded.
+// stamped with the registry's epoch, made before or after it moved, and counted; sessions
+// handed off to a host on another thread at their first call (buffered bytes and all),
+// served there from then on, closed when the host stopped. Every wait is on an event,
+// bounded.
 #include "storage/peer/tcp_transport.h"
 
 #include <arpa/inet.h>
@@ -36,7 +38,9 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -925,7 +929,7 @@ TEST_F(TcpTransportTest, CoreClientsCarryTheRegistrysEpochAndCountTheirConnectio
   CoreClients registry(cluster);
   IoThread second_core;
   // Made before the registry knew the epoch: refused as stale until the registry moves.
-  auto early = registry.Make(client_io_.executor());
+  auto early = registry.Make(client_io_.executor(), {});
   auto response = client_io_.Run(Simple(*early, Address(), {kEcho, "x"}));
   ASSERT_FALSE(response.ok());
   EXPECT_TRUE(IsStaleEpoch(response.error())) << response.error().message;
@@ -934,21 +938,143 @@ TEST_F(TcpTransportTest, CoreClientsCarryTheRegistrysEpochAndCountTheirConnectio
   ASSERT_TRUE(response.ok()) << response.error().message;
   EXPECT_EQ(response->payload, "echo:x");
   // Made after: stamped at once; it runs on its own core.
-  auto late = registry.Make(second_core.executor());
+  auto late = registry.Make(second_core.executor(), {});
   response = second_core.Run(Simple(*late, Address(), {kEcho, "y"}));
   ASSERT_TRUE(response.ok()) << response.error().message;
   EXPECT_EQ(response->payload, "echo:y");
-  EXPECT_EQ(registry.connects(), 2u);
+  EXPECT_EQ(registry.counters().connects, 2u);
   // A client never serves; a stopped and destroyed one still counts.
   EXPECT_EQ(late->Serve([](PeerIncomingCall&) -> PeerTask<void> { co_return Ok(); }).error().code,
             ErrorCode::kInvalidArgument);
   late->Stop();
   late.reset();
-  EXPECT_EQ(registry.connects(), 2u);
+  EXPECT_EQ(registry.counters().connects, 2u);
   response = client_io_.Run(Simple(*early, Address(), {kEcho, "z"}));
   ASSERT_TRUE(response.ok()) << response.error().message;
-  EXPECT_EQ(registry.connects(), 2u) << "the early client's pooled connection was reused";
+  EXPECT_EQ(registry.counters().connects, 2u) << "the early client's pooled connection was reused";
   early->Stop();
+}
+
+TEST_F(TcpTransportTest, CoreClientsHostHandedSessionsInTurn) {
+  ClusterConfig cluster;
+  cluster.node = "gw-a";
+  cluster.secret = kSecret;
+  CoreClients registry(cluster);
+  Served hosted;
+  std::mutex threads_mu;
+  std::set<std::thread::id> threads;  // where the hosted calls ran
+  const auto handler = [&](PeerIncomingCall& call) {
+    {
+      std::lock_guard lock(threads_mu);
+      threads.insert(std::this_thread::get_id());
+    }
+    return Handle(hosted, call);
+  };
+  TcpTransport origin(server_io_.executor(), Options("gw-a"));
+  origin.SetHandOff(SessionHandOff{
+      .takes = [](std::uint32_t op) { return op == kEcho; },
+      .adopt = [&](std::unique_ptr<HandedSession>& session) { return registry.Adopt(session); }});
+  Served served;
+  ASSERT_TRUE(origin.Serve([&](PeerIncomingCall& call) { return Handle(served, call); }).ok());
+  const std::string address = "127.0.0.1:" + std::to_string(origin.port());
+
+  // No host yet: served where it arrived.
+  auto response = client_io_.Run(Simple(*client_, address, {kEcho, "a"}));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(served.calls.load(), 1);
+  // Two hosts: two new connections, one on each, in turn.
+  IoThread core_a;
+  IoThread core_b;
+  auto host_a = registry.Make(core_a.executor(), handler);
+  auto host_b = registry.Make(core_b.executor(), handler);
+  for (const char* payload : {"b", "c"}) {
+    auto caller = std::make_unique<TcpTransport>(client_io_.executor(), Options("gw-b"));
+    response = client_io_.Run(Simple(*caller, address, {kEcho, payload}));
+    ASSERT_TRUE(response.ok()) << response.error().message;
+    EXPECT_EQ(response->payload, std::string("echo:") + payload);
+    caller->Stop();
+  }
+  EXPECT_EQ(hosted.calls.load(), 2);
+  EXPECT_EQ(served.calls.load(), 1);
+  {
+    std::lock_guard lock(threads_mu);
+    EXPECT_EQ(threads.size(), 2u) << "each host took one connection";
+  }
+  EXPECT_EQ(registry.counters().calls_served, 2u);
+  host_a->Stop();
+  host_b->Stop();
+  host_a.reset();
+  host_b.reset();
+  EXPECT_EQ(registry.counters().calls_served, 2u) << "the hosts that are gone still count";
+  origin.Stop();
+}
+
+TEST_F(TcpTransportTest, SessionsOfTakenOpsMoveToTheirHostWithTheirBufferedBytes) {
+  // An origin serving the port hands sessions whose call is kEcho or kEchoStream to a host
+  // on another thread, when `accept` lets it.
+  IoThread host_io;
+  Served host_served;
+  TcpTransport host(host_io.executor(), Options("gw-a"));
+  ASSERT_TRUE(host.Host([&](PeerIncomingCall& call) { return Handle(host_served, call); }).ok());
+  EXPECT_FALSE(host.Host([&](PeerIncomingCall& call) { return Handle(host_served, call); }).ok());
+  std::atomic<bool> accept{false};
+  Served origin_served;
+  TcpTransport origin(server_io_.executor(), Options("gw-a"));
+  origin.SetHandOff(
+      SessionHandOff{.takes = [](std::uint32_t op) { return op == kEcho || op == kEchoStream; },
+                     .adopt =
+                         [&](std::unique_ptr<HandedSession>& session) {
+                           return accept.load() && host.Adopt(session);
+                         }});
+  ASSERT_TRUE(
+      origin.Serve([&](PeerIncomingCall& call) { return Handle(origin_served, call); }).ok());
+  const std::string address = "127.0.0.1:" + std::to_string(origin.port());
+  const auto fresh_client = [&] {
+    return std::make_unique<TcpTransport>(client_io_.executor(), Options("gw-b"));
+  };
+
+  // Not adopted: served where it arrived.
+  auto first = fresh_client();
+  auto response = client_io_.Run(Simple(*first, address, {kEcho, "here"}));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->payload, "echo:here");
+  EXPECT_EQ(origin_served.calls.load(), 1);
+  EXPECT_EQ(host_served.calls.load(), 0);
+  first->Stop();
+
+  // Adopted at its first call, with the stream bytes that came in the same reads; every
+  // later call of the connection, of any op, is the host's.
+  accept = true;
+  auto moved = fresh_client();
+  const std::string sent = Pattern(7, 0, 700'000);
+  auto echoed = client_io_.Run(EchoStream(*moved, address, sent));
+  ASSERT_TRUE(echoed.ok()) << echoed.error().message;
+  EXPECT_EQ(*echoed, sent);
+  response = client_io_.Run(Simple(*moved, address, {kEcho, "there"}));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->payload, "echo:there");
+  auto sunk = client_io_.Run(Upload(*moved, address, 9, 3'000'000, 1 << 20));
+  ASSERT_TRUE(sunk.ok()) << sunk.error().message;
+  EXPECT_EQ(sunk->status, 0u);
+  EXPECT_EQ(host_served.calls.load(), 3);
+  EXPECT_EQ(origin_served.calls.load(), 1);
+  EXPECT_EQ(moved->stats().connects, 1u) << "one connection, moved once";
+  EXPECT_EQ(host.stats().handler_calls, 3u);
+  moved->Stop();
+
+  // A host that stopped closes what it is handed: the caller sees a retryable failure,
+  // and the next connection, not adopted, is served.
+  host.Stop();
+  auto late = fresh_client();
+  response = client_io_.Run(Simple(*late, address, {kEcho, "late"}));
+  ASSERT_FALSE(response.ok());
+  EXPECT_TRUE(response.error().retryable) << response.error().message;
+  accept = false;
+  response = client_io_.Run(Simple(*late, address, {kEcho, "late"}));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(origin_served.calls.load(), 2);
+  late->Stop();
+  origin.Stop();
 }
 
 TEST_F(TcpTransportTest, ConnectionsOverTheLimitAreClosedAtOnce) {
