@@ -15,29 +15,47 @@ bool KnownType(std::uint8_t type) {
 
 constexpr std::size_t kCrcAt = 24;
 
+// The header's fields before its CRC, appended to `out`.
+Result<void> AppendHeadFields(std::string& out, FrameType type, std::uint16_t flags,
+                              std::uint64_t request_id, std::size_t payload_size) {
+  if (payload_size > kMaxFramePayload) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "peer frame payload of " + std::to_string(payload_size) + " bytes");
+  }
+  if ((flags & ~kKnownFlags) != 0 || !KnownType(static_cast<std::uint8_t>(type))) {
+    return Error(ErrorCode::kInvalidArgument, "peer frame with an unknown type or flag");
+  }
+  PutLe(out, kFrameMagic, 4);
+  PutLe(out, kFrameVersion, 1);
+  PutLe(out, static_cast<std::uint8_t>(type), 1);
+  PutLe(out, flags, 2);
+  PutLe(out, request_id, 8);
+  PutLe(out, payload_size, 4);
+  PutLe(out, 0, 4);
+  return Ok();
+}
+
 }  // namespace
 
 Result<void> AppendFrame(std::string& out, const Frame& frame) {
-  if (frame.payload.size() > kMaxFramePayload) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "peer frame payload of " + std::to_string(frame.payload.size()) + " bytes");
-  }
-  if ((frame.flags & ~kKnownFlags) != 0 || !KnownType(static_cast<std::uint8_t>(frame.type))) {
-    return Error(ErrorCode::kInvalidArgument, "peer frame with an unknown type or flag");
-  }
   const std::size_t start = out.size();
-  PutLe(out, kFrameMagic, 4);
-  PutLe(out, kFrameVersion, 1);
-  PutLe(out, static_cast<std::uint8_t>(frame.type), 1);
-  PutLe(out, frame.flags, 2);
-  PutLe(out, frame.request_id, 8);
-  PutLe(out, frame.payload.size(), 4);
-  PutLe(out, 0, 4);
+  STRATA_RETURN_IF_ERROR(
+      AppendHeadFields(out, frame.type, frame.flags, frame.request_id, frame.payload.size()));
   std::uint64_t crc = Crc64Nvme(0, std::string_view(out).substr(start, kCrcAt));
   crc = Crc64Nvme(crc, frame.payload);
   PutLe(out, crc, 8);
   out += frame.payload;
   return Ok();
+}
+
+Result<std::string> FrameHeader(FrameType type, std::uint16_t flags, std::uint64_t request_id,
+                                std::size_t payload_size, std::uint64_t payload_crc) {
+  std::string out;
+  out.reserve(kFrameHeaderBytes);
+  STRATA_RETURN_IF_ERROR(AppendHeadFields(out, type, flags, request_id, payload_size));
+  const std::uint64_t crc = Crc64NvmeCombine(Crc64Nvme(0, out), payload_crc, payload_size);
+  PutLe(out, crc, 8);
+  return out;
 }
 
 Error FrameDecoder::Fail(Error error) {
@@ -100,7 +118,13 @@ Result<std::optional<Frame>> FrameDecoder::Next(std::string_view& in) {
     return std::optional<Frame>();
   }
   std::uint64_t crc = Crc64Nvme(0, std::string_view(header_).substr(0, kCrcAt));
-  crc = Crc64Nvme(crc, payload_);
+  std::optional<std::uint64_t> payload_crc;
+  if (payload_.size() >= kOwnCrcFrom) {
+    payload_crc = Crc64Nvme(0, payload_);
+    crc = Crc64NvmeCombine(crc, *payload_crc, payload_.size());
+  } else {
+    crc = Crc64Nvme(crc, payload_);
+  }
   if (crc != GetLe(header_, kCrcAt, 8)) {
     return Fail(Error(ErrorCode::kCorruption, "peer frame: CRC64NVME mismatch"));
   }
@@ -109,6 +133,7 @@ Result<std::optional<Frame>> FrameDecoder::Next(std::string_view& in) {
   frame.flags = static_cast<std::uint16_t>(GetLe(header_, 6, 2));
   frame.request_id = GetLe(header_, 8, 8);
   frame.payload = std::move(payload_);
+  frame.payload_crc = payload_crc;
   payload_ = {};
   header_.clear();
   have_header_ = false;

@@ -49,16 +49,29 @@ enum FrameFlags : std::uint16_t {
 };
 inline constexpr std::uint16_t kKnownFlags = kFlagLast;
 
+// From this size on, a payload's CRC64NVME is computed once, on its own, and the frame's
+// derived from it (Crc64NvmeCombine, a few microseconds): a stream's running check then
+// reuses it instead of reading the bytes again. Below it, reading twice costs less.
+inline constexpr std::size_t kOwnCrcFrom = 64 * 1024;
+
 struct Frame {
   FrameType type = FrameType::kRequest;
   std::uint16_t flags = 0;
   std::uint64_t request_id = 0;
   std::string payload = {};
+  // The payload's own CRC64NVME, set by FrameDecoder for payloads of kOwnCrcFrom bytes
+  // or more.
+  std::optional<std::uint64_t> payload_crc = {};
 };
 
 // Appends `frame`'s bytes (header and payload) to `out`. kInvalidArgument when the
 // payload exceeds kMaxFramePayload or the flags are unknown.
 Result<void> AppendFrame(std::string& out, const Frame& frame);
+// The header alone of a frame whose payload, of `payload_size` bytes and CRC64NVME
+// `payload_crc`, is sent right after it as it is (neither copied nor read again).
+// kInvalidArgument as AppendFrame.
+Result<std::string> FrameHeader(FrameType type, std::uint16_t flags, std::uint64_t request_id,
+                                std::size_t payload_size, std::uint64_t payload_crc);
 
 class FrameDecoder {
  public:

@@ -150,7 +150,7 @@ Result<std::optional<ServerSession::Event>> ServerSession::OnFrame(Frame frame,
       if (frame.payload.empty()) {
         return Fail(Error(ErrorCode::kCorruption, "peer: an empty chunk in a request's stream"));
       }
-      stream_.Add(frame.payload);
+      stream_.Add(frame.payload, frame.payload_crc);
       return std::optional<Event>(Event{Kind::kData, std::move(frame.payload)});
     }
     case State::kFailed:

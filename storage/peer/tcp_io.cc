@@ -56,6 +56,18 @@ asio::awaitable<error_code> WriteAll(tcp::socket& socket, std::string_view bytes
   co_return Raced(order, write_ec, timer_ec);
 }
 
+asio::awaitable<error_code> WriteAll(tcp::socket& socket, std::string_view head,
+                                     std::string_view body, Deadline deadline) {
+  const std::array<asio::const_buffer, 2> buffers{asio::buffer(head.data(), head.size()),
+                                                  asio::buffer(body.data(), body.size())};
+  asio::steady_timer timer(socket.get_executor(), deadline);
+  auto [order, write_ec, n, timer_ec] =
+      co_await asio::experimental::make_parallel_group(
+          asio::async_write(socket, buffers, asio::deferred), timer.async_wait(asio::deferred))
+          .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+  co_return Raced(order, write_ec, timer_ec);
+}
+
 asio::awaitable<error_code> Connect(tcp::socket& socket, const tcp::endpoint& endpoint,
                                     Deadline deadline) {
   asio::steady_timer timer(socket.get_executor(), deadline);

@@ -31,6 +31,11 @@ boost::asio::awaitable<std::pair<boost::system::error_code, std::size_t>> ReadSo
 boost::asio::awaitable<boost::system::error_code> WriteAll(boost::asio::ip::tcp::socket& socket,
                                                            std::string_view bytes,
                                                            Deadline deadline);
+// `head` then `body`, in one gathered write.
+boost::asio::awaitable<boost::system::error_code> WriteAll(boost::asio::ip::tcp::socket& socket,
+                                                           std::string_view head,
+                                                           std::string_view body,
+                                                           Deadline deadline);
 boost::asio::awaitable<boost::system::error_code> Connect(
     boost::asio::ip::tcp::socket& socket, const boost::asio::ip::tcp::endpoint& endpoint,
     Deadline deadline);

@@ -20,6 +20,7 @@
 
 #include "common/co_try.h"
 #include "common/task_group.h"
+#include "storage/crc64nvme.h"
 #include "storage/peer/session.h"
 #include "storage/peer/tcp_io.h"
 #include "storage/peer/wire.h"
@@ -45,6 +46,37 @@ std::string Describe(const tcp::socket& socket) {
 }
 
 void Bump(std::atomic<std::uint64_t>& counter) { counter.fetch_add(1, std::memory_order_relaxed); }
+
+// A stream chunk's own CRC64NVME when it is large enough to be worth computing once for
+// both its frame and its stream's check (kOwnCrcFrom).
+std::optional<std::uint64_t> OwnCrc(std::string_view chunk) {
+  if (chunk.size() < kOwnCrcFrom) {
+    return std::nullopt;
+  }
+  return Crc64Nvme(0, chunk);
+}
+
+// Writes one frame: with `payload_crc`, its header and then the payload as it is (not
+// copied into the frame); else the frame encoded whole. An encoding error (a payload or
+// flags the frame cannot carry), or the write's outcome.
+asio::awaitable<Result<error_code>> WriteFrame(tcp::socket& socket, FrameType type,
+                                               std::uint16_t flags, std::uint64_t id,
+                                               std::string payload,
+                                               std::optional<std::uint64_t> payload_crc,
+                                               Deadline deadline) {
+  if (payload_crc) {
+    auto head = FrameHeader(type, flags, id, payload.size(), *payload_crc);
+    if (!head.ok()) {
+      co_return std::move(head).error();
+    }
+    co_return co_await WriteAll(socket, *head, payload, deadline);
+  }
+  auto bytes = EncodeFrame(type, flags, id, std::move(payload));
+  if (!bytes.ok()) {
+    co_return std::move(bytes).error();
+  }
+  co_return co_await WriteAll(socket, *bytes, deadline);
+}
 
 }  // namespace
 
@@ -202,8 +234,9 @@ class IncomingCall final : public PeerIncomingCall {
       co_return Error(ErrorCode::kInvalidArgument,
                       "peer call: a chunk of " + std::to_string(chunk.size()) + " bytes");
     }
-    stream_.Add(chunk);
-    co_return co_await Send(FrameType::kData, 0, std::move(chunk));
+    const auto crc = OwnCrc(chunk);
+    stream_.Add(chunk, crc);
+    co_return co_await Send(FrameType::kData, 0, std::move(chunk), crc);
   }
 
   PeerTask<void> CloseResponse() override {
@@ -252,16 +285,18 @@ class IncomingCall final : public PeerIncomingCall {
     co_return Ok();
   }
 
-  PeerTask<void> Send(FrameType type, std::uint16_t flags, std::string payload) {
+  PeerTask<void> Send(FrameType type, std::uint16_t flags, std::string payload,
+                      std::optional<std::uint64_t> payload_crc = {}) {
     if (broken_) {
       co_return *broken_;
     }
-    auto bytes = EncodeFrame(type, flags, id_, std::move(payload));
-    if (!bytes.ok()) {
-      co_return std::move(bytes).error();
+    auto ec = co_await WriteFrame(c_.socket, type, flags, id_, std::move(payload), payload_crc,
+                                  After(s_.options.io_timeout));
+    if (!ec.ok()) {
+      co_return std::move(ec).error();
     }
-    if (auto ec = co_await WriteAll(c_.socket, *bytes, After(s_.options.io_timeout)); ec) {
-      broken_ = NetworkError(c_.remote, "write", ec);
+    if (*ec) {
+      broken_ = NetworkError(c_.remote, "write", *ec);
       co_return *broken_;
     }
     co_return Ok();
@@ -641,8 +676,9 @@ class OutgoingCall final : public PeerCall {
       co_return Error(ErrorCode::kInvalidArgument,
                       "peer call: a chunk of " + std::to_string(chunk.size()) + " bytes");
     }
-    stream_.Add(chunk);
-    co_return co_await Send(FrameType::kData, 0, std::move(chunk));
+    const auto crc = OwnCrc(chunk);
+    stream_.Add(chunk, crc);
+    co_return co_await Send(FrameType::kData, 0, std::move(chunk), crc);
   }
 
   PeerTask<void> CloseRequest() override {
@@ -711,7 +747,7 @@ class OutgoingCall final : public PeerCall {
         co_return std::optional<std::string>();
       }
       if (!frame->payload.empty()) {
-        stream_.Add(frame->payload);
+        stream_.Add(frame->payload, frame->payload_crc);
         co_return std::optional<std::string>(std::move(frame->payload));
       }
     }
@@ -753,13 +789,15 @@ class OutgoingCall final : public PeerCall {
     Release(*s_, std::move(c_));
   }
 
-  PeerTask<void> Send(FrameType type, std::uint16_t flags, std::string payload) {
-    auto bytes = EncodeFrame(type, flags, id_, std::move(payload));
-    if (!bytes.ok()) {
-      co_return Fail(std::move(bytes).error());
+  PeerTask<void> Send(FrameType type, std::uint16_t flags, std::string payload,
+                      std::optional<std::uint64_t> payload_crc = {}) {
+    auto ec = co_await WriteFrame(c_->socket, type, flags, id_, std::move(payload), payload_crc,
+                                  After(s_->options.io_timeout));
+    if (!ec.ok()) {
+      co_return Fail(std::move(ec).error());
     }
-    if (auto ec = co_await WriteAll(c_->socket, *bytes, After(s_->options.io_timeout)); ec) {
-      co_return Fail(NetworkError(c_->peer, "write", ec));
+    if (*ec) {
+      co_return Fail(NetworkError(c_->peer, "write", *ec));
     }
     co_return Ok();
   }

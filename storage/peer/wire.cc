@@ -167,6 +167,15 @@ void StreamCheck::Add(std::string_view chunk) {
   crc_ = Crc64Nvme(crc_, chunk);
 }
 
+void StreamCheck::Add(std::string_view chunk, std::optional<std::uint64_t> chunk_crc) {
+  if (!chunk_crc || chunk.size() < kOwnCrcFrom) {
+    Add(chunk);
+    return;
+  }
+  length_ += chunk.size();
+  crc_ = Crc64NvmeCombine(crc_, *chunk_crc, chunk.size());
+}
+
 std::string StreamCheck::Trailer() const {
   std::string out;
   PutLe(out, length_, 8);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -63,6 +64,9 @@ Error StaleEpochError(std::string_view callee, std::uint64_t epoch, std::uint64_
 class StreamCheck {
  public:
   void Add(std::string_view chunk);
+  // `chunk` whose own CRC64NVME is `chunk_crc` when known (Frame::payload_crc): a chunk of
+  // kOwnCrcFrom bytes or more is then not read again.
+  void Add(std::string_view chunk, std::optional<std::uint64_t> chunk_crc);
   // The trailer the writer sends.
   std::string Trailer() const;
   // kCorruption when the trailer the reader got is malformed or names another length or

@@ -1,16 +1,20 @@
 // The peer transport's frames and handshake (storage/peer/): round trips through any
 // split of the stream, and every kind of bad input refused (bad magic, version, type,
 // flags, reserved bits, a flipped payload or header bit, a length over the limit refused
-// from the header alone), the decoder staying failed after; the handshake's proofs hold
-// for the right secret, role and nonces only.
+// from the header alone), the decoder staying failed after; a large payload's own CRC
+// making the same frame (FrameHeader) and the same stream check; the handshake's proofs
+// hold for the right secret, role and nonces only.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "storage/crc64nvme.h"
 #include "storage/peer/frame.h"
 #include "storage/peer/handshake.h"
+#include "storage/peer/wire.h"
 
 namespace strata::storage::peer {
 namespace {
@@ -144,6 +148,45 @@ TEST(PeerFrameTest, BadFieldsAreRefused) {
   EXPECT_FALSE(
       AppendFrame(out, {FrameType::kData, 0, 1, std::string(kMaxFramePayload + 1, 'a')}).ok());
   EXPECT_TRUE(out.empty());
+}
+
+TEST(PeerFrameTest, ALargePayloadsOwnCrcMakesTheSameFrameAndIsHandedToTheReader) {
+  for (std::size_t size : {kOwnCrcFrom - 1, kOwnCrcFrom, std::size_t{kMaxFramePayload}}) {
+    const Frame frame{FrameType::kData, kFlagLast, 42, Bytes(size, static_cast<unsigned>(size))};
+    const std::uint64_t payload_crc = Crc64Nvme(0, frame.payload);
+    // The header alone, then the payload as it is: the bytes AppendFrame makes.
+    auto head = FrameHeader(frame.type, frame.flags, frame.request_id, size, payload_crc);
+    ASSERT_TRUE(head.ok());
+    EXPECT_EQ(*head + frame.payload, Encode(frame)) << size;
+    // The decoder hands a large payload's own CRC on (a stream's check reuses it).
+    auto decoded = DecodeAll(Encode(frame), 70'001);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+    ASSERT_EQ(decoded->size(), 1u);
+    EXPECT_EQ(decoded->front().payload, frame.payload);
+    if (size >= kOwnCrcFrom) {
+      EXPECT_EQ(decoded->front().payload_crc, payload_crc) << size;
+    } else {
+      EXPECT_FALSE(decoded->front().payload_crc) << size;
+    }
+    // A wrong CRC given to the header makes a frame the decoder refuses.
+    auto bad = FrameHeader(frame.type, frame.flags, frame.request_id, size, payload_crc ^ 1);
+    ASSERT_TRUE(bad.ok());
+    EXPECT_FALSE(DecodeAll(*bad + frame.payload, 4096).ok()) << size;
+  }
+  EXPECT_FALSE(FrameHeader(FrameType::kData, 0, 1, kMaxFramePayload + 1, 0).ok());
+  EXPECT_FALSE(FrameHeader(FrameType::kData, 4, 1, 10, 0).ok());
+}
+
+TEST(PeerFrameTest, AStreamsCheckIsTheSameWithChunksOwnCrcs) {
+  StreamCheck plain;
+  StreamCheck reusing;
+  for (std::size_t size : {std::size_t{10}, kOwnCrcFrom, std::size_t{1} << 20, std::size_t{3}}) {
+    const std::string chunk = Bytes(size, 7);
+    plain.Add(chunk);
+    reusing.Add(chunk, size >= kOwnCrcFrom ? std::optional(Crc64Nvme(0, chunk)) : std::nullopt);
+  }
+  EXPECT_EQ(plain.Trailer(), reusing.Trailer());
+  EXPECT_TRUE(reusing.Verify(plain.Trailer()).ok());
 }
 
 Hello MakeHello(std::string node, std::uint64_t epoch) {
