@@ -186,7 +186,7 @@ asio::awaitable<Result<MemberPage>> ListThere(storage::Cluster& cluster, const s
   if (!opened.ok()) {
     co_return std::move(opened).error();
   }
-  CallOnCluster call(executor, std::move(opened).value());
+  HeldPeerCall call(executor, std::move(opened).value());
   auto response = co_await RunOn(executor, call->Response());
   if (!response.ok()) {
     co_return std::move(response).error();
@@ -317,7 +317,7 @@ Result<void> CheckBucketEmptyInCluster(Services& services, const std::string& bu
   // Wrapped: co_spawn's answer must be default-constructible, which a Result is not.
   auto done = asio::co_spawn(
                   services.cluster->executor(),
-                  forward_detail::Optional(ListVersionsInCluster(services, bucket, "", "", "", 1)),
+                  run_on_detail::Optional(ListVersionsInCluster(services, bucket, "", "", "", 1)),
                   asio::use_future)
                   .get();
   auto& listed = *done;

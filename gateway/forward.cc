@@ -157,7 +157,7 @@ asio::awaitable<Result<OpenedCall>> OpenCall(storage::Cluster& cluster,
 
 // The next chunk of the owner's response stream: the read-ahead first.
 asio::awaitable<Result<std::optional<std::string>>> NextChunk(const PeerLane& lane,
-                                                              CallOnCluster& call,
+                                                              HeldPeerCall& call,
                                                               OwnerAnswer& answer) {
   if (answer.read_ahead_taken < 2 && answer.read_ahead[answer.read_ahead_taken]) {
     auto chunk = std::move(*answer.read_ahead[answer.read_ahead_taken++]);
@@ -177,7 +177,7 @@ asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
 // caller then reads that answer. An error when the client's body broke: the call is
 // dropped with it, so the owner stores nothing.
 asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const PeerLane& lane,
-                                       CallOnCluster& call) {
+                                       HeldPeerCall& call) {
   std::string chunk(kForwardChunk, '\0');
   std::size_t filled = 0;
   while (true) {
@@ -209,7 +209,7 @@ asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const PeerLane& lane
 }
 
 // Relays the owner's response body to the client: the first chunk goes with the head.
-HandlerResult RelayStream(RequestContext& ctx, const PeerLane& lane, CallOnCluster& call,
+HandlerResult RelayStream(RequestContext& ctx, const PeerLane& lane, HeldPeerCall& call,
                           OwnerAnswer& answer, ResponseHeader header, std::uint64_t length) {
   std::uint64_t relayed = 0;
   bool head_sent = false;
@@ -340,7 +340,7 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
       co_return false;  // this gateway owns the key now
     }
   }
-  CallOnCluster call(lane, std::move(opened_call->call));
+  HeldPeerCall call(lane, std::move(opened_call->call));
   std::optional<Result<OwnerAnswer>>& answered = opened_call->answer;  // set unless a body goes
 
   bool body_whole = true;
@@ -393,7 +393,7 @@ asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::str
   if (!opened.ok()) {
     co_return ClientError(opened.error());
   }
-  CallOnCluster call(lane, std::move(opened).value());
+  HeldPeerCall call(lane, std::move(opened).value());
   while (!body.empty()) {
     const std::size_t n = std::min(body.size(), storage::kMaxPeerChunk);
     auto wrote = co_await lane.Run(call->Write(std::string(body.substr(0, n))));

@@ -11,17 +11,15 @@
 // multipart uploads). Bucket and service operations are answered where they arrive (the
 // bucket catalog is the cluster's). Without [cluster], nothing is.
 //
-// Threads: the receiving side runs on the client's I/O thread, and so do its peer calls,
-// through that core's own peer client (Cluster::MakeCoreClient); with RDMA it hops to the
-// cluster's executor for each peer call step (RunOn). The owner's side runs the request
-// on one of its I/O threads, in that core's task group, and hops back to the cluster's
-// executor (where the call arrived) for each step of the call. Each hop is a round trip
-// between threads, so steps that follow each other go in one: opening a bodiless
-// request's call with reading its answer, the answer with the first chunk of its body
-// (and the body's end when that chunk was all of it), and on the owner's side a response
-// with a body that comes whole with its head. Where the peer transport is TCP, the calls
-// of forwarded requests are served on the owner's I/O threads too (Cluster::MakeCoreClient
-// hands their sessions to the cores), and the owner's side runs in place as well.
+// Threads: with the TCP transport both sides run on I/O threads only. The receiving side
+// calls the owner through its core's own peer client (Cluster::MakeCoreClient); the
+// owner's peer port hands the call's connection to one of its cores, which runs the
+// request in that core's task group with the call's steps in place. With RDMA each peer
+// call step hops to the cluster's executor and back (RunOn), on both sides. A hop is a
+// round trip between threads, so steps that follow each other go in one: opening a
+// bodiless request's call with reading its answer, the answer with the first chunk of
+// its body (and the body's end when that chunk was all of it), and on the owner's side a
+// response with a body that comes whole with its head.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -34,6 +32,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/run_on.h"
 #include "common/task_group.h"
 #include "gateway/operation.h"
 #include "gateway/services.h"
@@ -42,23 +41,6 @@
 namespace strata::gateway {
 
 struct RequestContext;
-
-namespace forward_detail {
-// co_spawn's answer must be default-constructible, which a Result<T> is not.
-template <typename T>
-boost::asio::awaitable<std::optional<T>> Optional(boost::asio::awaitable<T> task) {
-  co_return co_await std::move(task);
-}
-}  // namespace forward_detail
-
-// Runs `task` on `executor` and resumes the caller on its own executor.
-template <typename T>
-boost::asio::awaitable<T> RunOn(const boost::asio::any_io_executor& executor,
-                                boost::asio::awaitable<T> task) {
-  auto done = co_await boost::asio::co_spawn(executor, forward_detail::Optional(std::move(task)),
-                                             boost::asio::use_awaitable);
-  co_return std::move(*done);
-}
 
 // Where a request's peer-call steps run: in place, on the I/O thread the request runs on
 // (its core's own peer client, Exchange::peer_client), or on the cluster's executor, one
@@ -77,19 +59,19 @@ struct PeerLane {
 
 // Owns a peer call made in a lane: it is used and destroyed there only (a call destroyed
 // mid-way drops its connection, a socket of that lane's thread).
-class CallOnCluster {
+class HeldPeerCall {
  public:
-  CallOnCluster(boost::asio::any_io_executor cluster, std::unique_ptr<storage::PeerCall> call)
+  HeldPeerCall(boost::asio::any_io_executor cluster, std::unique_ptr<storage::PeerCall> call)
       : hop_(std::move(cluster)), call_(std::move(call)) {}
-  CallOnCluster(const PeerLane& lane, std::unique_ptr<storage::PeerCall> call)
+  HeldPeerCall(const PeerLane& lane, std::unique_ptr<storage::PeerCall> call)
       : hop_(lane.hop), call_(std::move(call)) {}
-  ~CallOnCluster() {
+  ~HeldPeerCall() {
     if (call_ && hop_) {
       boost::asio::post(*hop_, [call = std::move(call_)]() mutable { call.reset(); });
     }
   }
-  CallOnCluster(const CallOnCluster&) = delete;
-  CallOnCluster& operator=(const CallOnCluster&) = delete;
+  HeldPeerCall(const HeldPeerCall&) = delete;
+  HeldPeerCall& operator=(const HeldPeerCall&) = delete;
   storage::PeerCall* operator->() { return call_.get(); }
   // The call itself, for a step in the lane that may end it there (reset).
   std::unique_ptr<storage::PeerCall>& owned() { return call_; }

@@ -33,7 +33,7 @@ Error SourceError(const Error& error) {
 
 // Opens a kPeerOpReadVersion call for `request` and reads the owner's record.
 struct OpenedSource {
-  std::unique_ptr<CallOnCluster> call;
+  std::unique_ptr<HeldPeerCall> call;
   metadata::ObjectRecord record;
 };
 asio::awaitable<Result<OpenedSource>> OpenSource(RequestContext& ctx,
@@ -49,7 +49,7 @@ asio::awaitable<Result<OpenedSource>> OpenSource(RequestContext& ctx,
     co_return SourceError(opened.error());
   }
   OpenedSource source;
-  source.call = std::make_unique<CallOnCluster>(executor, std::move(opened).value());
+  source.call = std::make_unique<HeldPeerCall>(executor, std::move(opened).value());
   auto response = co_await RunOn(executor, (*source.call)->Response());
   if (!response.ok()) {
     co_return SourceError(response.error());

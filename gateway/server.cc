@@ -400,16 +400,10 @@ void Server::Run() {
     if (auto* cluster = impl_->services.cluster; cluster != nullptr) {
       // Forwarded requests whose calls the peer port hands to this core run on it in place.
       // (The closure lives in the core's transport, for as long as its calls.)
-      auto forwarded = [impl = impl_.get(), c = core.get()](
-                           storage::PeerIncomingCall& call) -> storage::PeerTask<void> {
-        const std::uint32_t op = call.request().op;
-        if (op != storage::kPeerOpS3Request && op != storage::kPeerOpS3FanOut) {
-          co_return Error(ErrorCode::kInvalidRequest,
-                          "op " + std::to_string(op) + " on a connection of forwarded requests");
-        }
-        co_return co_await ServeForwarded(call, impl->services, c->ioc.get_executor(), c->tasks,
-                                          /*fan_out=*/op == storage::kPeerOpS3FanOut,
-                                          /*on_io=*/true);
+      auto forwarded = [impl = impl_.get(), c = core.get()](storage::PeerIncomingCall& call) {
+        return ServeForwarded(call, impl->services, c->ioc.get_executor(), c->tasks,
+                              /*fan_out=*/call.request().op == storage::kPeerOpS3FanOut,
+                              /*on_io=*/true);
       };
       core->peer_client = cluster->MakeCoreClient(core->ioc.get_executor(), forwarded);
       core->state.peer_client = core->peer_client.get();

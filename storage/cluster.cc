@@ -22,11 +22,13 @@
 #include <thread>
 #include <utility>
 
+#include "common/run_on.h"
 #include "common/task_group.h"
 #include "storage/cluster/etcd_catalog.h"
 #include "storage/cluster/etcd_users.h"
 #include "storage/ownership.h"
 #include "storage/peer/core_clients.h"
+#include "storage/peer/hopping_call.h"
 #include "storage/peer/make_transport.h"
 
 namespace strata::storage {
@@ -147,6 +149,7 @@ class ClusterNode final : public Cluster {
       const auto cores = core_clients_->counters();
       transport.connects += cores.connects;
       transport.calls_served += cores.calls_served;
+      transport.sessions_failed += cores.sessions_failed;
     }
     return ClusterStatus{
         .name = config_.name,
@@ -218,7 +221,18 @@ class ClusterNode final : public Cluster {
     if (!core_clients_) {
       return nullptr;
     }
-    return core_clients_->Make(std::move(core), std::move(forwarded));
+    // The hosted connections' other calls (a caller that mixes ops on its connections)
+    // are served as any call to the peer port: by their handler, on the cluster's thread.
+    auto host = [this, core,
+                 forwarded = std::move(forwarded)](PeerIncomingCall& call) -> PeerTask<void> {
+      const std::uint32_t op = call.request().op;
+      if (op == kPeerOpS3Request || op == kPeerOpS3FanOut) {
+        co_return co_await forwarded(call);
+      }
+      peer::HoppingCall hopping(call, core);
+      co_return co_await RunOn(io_.get_executor(), Serve(hopping));
+    };
+    return core_clients_->Make(std::move(core), std::move(host));
   }
 
   Result<SharedCatalog*> StartCatalog(BucketMirror& mirror) override {

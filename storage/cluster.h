@@ -149,7 +149,8 @@ class Cluster {
   // forwarded to its key's owner never changes threads on this gateway; and the calls of
   // kPeerOpS3Request and kPeerOpS3FanOut that other members send to the peer port are
   // served on these threads, in turn, with `forwarded` (their connections move there at
-  // their first call), not on executor() with SetHandler's. It stamps the membership's
+  // their first call), not on executor() with SetHandler's. (Other ops on such a
+  // connection are served by their SetHandler handler as usual.) It stamps the membership's
   // epoch as Call does, and its connections and calls count in Status. nullptr when the
   // transport is RDMA (whose calls stay on executor()). Stop it from another thread while
   // `core` still runs, before `core` ends; after Start, before Stop.

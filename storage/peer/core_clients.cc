@@ -37,6 +37,7 @@ class CoreClient final : public PeerTransport {
     const auto stats = transport_.stats();
     shared_->gone.connects += stats.connects;
     shared_->gone.calls_served += stats.handler_calls;
+    shared_->gone.sessions_failed += stats.sessions_failed;
   }
 
   Result<void> Serve(PeerHandler) override {
@@ -96,6 +97,7 @@ CoreClients::Counters CoreClients::counters() const {
     const auto stats = client->stats();
     total.connects += stats.connects;
     total.calls_served += stats.handler_calls;
+    total.sessions_failed += stats.sessions_failed;
   }
   return total;
 }

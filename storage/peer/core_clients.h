@@ -38,11 +38,12 @@ class CoreClients {
   bool Adopt(std::unique_ptr<HandedSession>& session);
   // Stamps `epoch` on every client, now and made later.
   void SetEpoch(std::uint64_t epoch);
-  // Over all the clients, alive or gone: the connections they opened (handshake done), and
-  // the calls their hosted sessions served.
+  // Over all the clients, alive or gone: the connections they opened (handshake done), the
+  // calls their hosted sessions served, and the hosted sessions closed for a bad frame.
   struct Counters {
     std::uint64_t connects = 0;
     std::uint64_t calls_served = 0;
+    std::uint64_t sessions_failed = 0;
   };
   Counters counters() const;
 

@@ -21,6 +21,8 @@
 // cluster's thread can hand the sessions of some ops to transports on the server's I/O
 // threads (one per core, each hosting), so that those calls (forwarded S3 requests) are
 // served on an I/O thread without a hop to the cluster's thread and back for each step.
+// Only authenticated sessions move; once moved they no longer count toward the port's
+// max_connections (the callers' pools bound them: max_idle_per_peer per caller's core).
 //
 // Threads: construct, Serve, SetEpoch, port, stats and Stop from any thread (Stop as
 // PeerTransport says); Call and everything of a PeerCall only in coroutines on the

@@ -9,8 +9,8 @@
 // gives kUnavailable in time; Stop with calls in flight; the cores' clients (CoreClients)
 // stamped with the registry's epoch, made before or after it moved, and counted; sessions
 // handed off to a host on another thread at their first call (buffered bytes and all),
-// served there from then on, closed when the host stopped. Every wait is on an event,
-// bounded.
+// served there from then on (other ops through a HoppingCall on a third thread), closed
+// when the host stopped. Every wait is on an event, bounded.
 #include "storage/peer/tcp_transport.h"
 
 #include <arpa/inet.h>
@@ -46,9 +46,11 @@
 #include <thread>
 #include <vector>
 
+#include "common/run_on.h"
 #include "storage/peer/core_clients.h"
 #include "storage/peer/frame.h"
 #include "storage/peer/handshake.h"
+#include "storage/peer/hopping_call.h"
 #include "storage/peer/session.h"
 #include "storage/peer/wire.h"
 
@@ -1074,6 +1076,59 @@ TEST_F(TcpTransportTest, SessionsOfTakenOpsMoveToTheirHostWithTheirBufferedBytes
   ASSERT_TRUE(response.ok()) << response.error().message;
   EXPECT_EQ(origin_served.calls.load(), 2);
   late->Stop();
+  origin.Stop();
+}
+
+TEST_F(TcpTransportTest, AHostedConnectionsOtherOpsAreServedOnAnotherThreadHopping) {
+  // The host serves kEcho itself; any other op it passes, as a HoppingCall, to a handler
+  // on a third thread (the cluster's), whose every step hops back to the host's.
+  IoThread host_io;
+  IoThread cluster_io;
+  Served hosted;
+  Served hopped;
+  std::atomic<bool> hop_ran_off_host{true};
+  TcpTransport host(host_io.executor(), Options("gw-a"));
+  auto host_executor = host_io.executor();
+  auto cluster_executor = cluster_io.executor();
+  ASSERT_TRUE(host.Host([&](PeerIncomingCall& call) -> PeerTask<void> {
+                    if (call.request().op == kEcho) {
+                      co_return co_await Handle(hosted, call);
+                    }
+                    HoppingCall hopping(call, host_executor);
+                    const auto host_thread = std::this_thread::get_id();
+                    auto served = [&]() -> PeerTask<void> {
+                      if (std::this_thread::get_id() == host_thread) {
+                        hop_ran_off_host = false;
+                      }
+                      co_return co_await Handle(hopped, hopping);
+                    };
+                    co_return co_await RunOn(cluster_executor, served());
+                  })
+                  .ok());
+  TcpTransport origin(server_io_.executor(), Options("gw-a"));
+  origin.SetHandOff(SessionHandOff{
+      .takes = [](std::uint32_t op) { return op == kEcho; },
+      .adopt = [&](std::unique_ptr<HandedSession>& session) { return host.Adopt(session); }});
+  Served served;
+  ASSERT_TRUE(origin.Serve([&](PeerIncomingCall& call) { return Handle(served, call); }).ok());
+  const std::string address = "127.0.0.1:" + std::to_string(origin.port());
+
+  auto response = client_io_.Run(Simple(*client_, address, {kEcho, "moves"}));
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  // The same connection, other ops: a stream both ways, a handler error.
+  const std::string sent = Pattern(3, 0, 2'500'000);
+  auto echoed = client_io_.Run(EchoStream(*client_, address, sent));
+  ASSERT_TRUE(echoed.ok()) << echoed.error().message;
+  EXPECT_EQ(*echoed, sent);
+  response = client_io_.Run(Simple(*client_, address, {kFail, ""}));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code, ErrorCode::kNoSuchKey);
+  EXPECT_EQ(hosted.calls.load(), 1);
+  EXPECT_EQ(hopped.calls.load(), 2);
+  EXPECT_EQ(served.calls.load(), 0);
+  EXPECT_TRUE(hop_ran_off_host.load());
+  EXPECT_EQ(client_->stats().connects, 1u);
+  host.Stop();
   origin.Stop();
 }
 
