@@ -2,12 +2,14 @@
 // as a peer that is broken or hostile would send them. The first byte picks how the
 // stream is split into reads. Properties: no crash or leak; the decoder never buffers more
 // than a header and its limit; every frame it yields encodes back to exactly the bytes it
-// consumed; a hello that parses encodes back to its payload.
+// consumed, and so does its header made from the payload's own CRC (FrameHeader) followed
+// by the payload; a hello that parses encodes back to its payload.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "storage/crc64nvme.h"
 #include "storage/peer/frame.h"
 #include "storage/peer/handshake.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -16,6 +18,7 @@ using strata::storage::peer::AppendFrame;
 using strata::storage::peer::DecodeHello;
 using strata::storage::peer::EncodeHello;
 using strata::storage::peer::FrameDecoder;
+using strata::storage::peer::FrameHeader;
 using strata::storage::peer::kFrameHeaderBytes;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -44,6 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::string again;
         FUZZ_CHECK(AppendFrame(again, **next).ok(), input);
         FUZZ_CHECK(again == input.substr(frame_start, end - frame_start), input);
+        // The same frame made as a header from the payload's own CRC, then the payload.
+        const auto& frame = **next;
+        auto head = FrameHeader(frame.type, frame.flags, frame.request_id, frame.payload.size(),
+                                strata::storage::Crc64Nvme(0, frame.payload));
+        FUZZ_CHECK(head.ok() && *head + frame.payload == again, input);
         frame_start = end;
         // Every decoded frame's payload also goes through the hello parser.
         if (auto hello = DecodeHello((*next)->payload); hello.ok()) {

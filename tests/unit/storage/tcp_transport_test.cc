@@ -486,7 +486,21 @@ class TcpTransportTest : public ::testing::Test {
     ASSERT_TRUE(
         server_->Serve([this](PeerIncomingCall& call) { return Handle(served_, call); }).ok());
   }
-  std::string Address() const { return "127.0.0.1:" + std::to_string(server_->port()); }
+  std::string Address() const { return AddressOf(*server_); }
+  static std::string AddressOf(const TcpTransport& transport) {
+    return "127.0.0.1:" + std::to_string(transport.port());
+  }
+  // A transport serving the port on the server's thread with Handle(`served`), which hands
+  // the sessions of the ops `takes` accepts to `adopt` (TcpTransport::SetHandOff).
+  std::unique_ptr<TcpTransport> StartOrigin(
+      Served& served, std::function<bool(std::uint32_t)> takes,
+      std::function<bool(std::unique_ptr<HandedSession>&)> adopt) {
+    auto origin = std::make_unique<TcpTransport>(server_io_.executor(), Options("gw-a"));
+    origin->SetHandOff(SessionHandOff{.takes = std::move(takes), .adopt = std::move(adopt)});
+    EXPECT_TRUE(
+        origin->Serve([&served](PeerIncomingCall& call) { return Handle(served, call); }).ok());
+    return origin;
+  }
 
   int LogLines(std::string_view needle) const {
     int n = 0;
@@ -972,13 +986,11 @@ TEST_F(TcpTransportTest, CoreClientsHostHandedSessionsInTurn) {
     }
     return Handle(hosted, call);
   };
-  TcpTransport origin(server_io_.executor(), Options("gw-a"));
-  origin.SetHandOff(SessionHandOff{
-      .takes = [](std::uint32_t op) { return op == kEcho; },
-      .adopt = [&](std::unique_ptr<HandedSession>& session) { return registry.Adopt(session); }});
   Served served;
-  ASSERT_TRUE(origin.Serve([&](PeerIncomingCall& call) { return Handle(served, call); }).ok());
-  const std::string address = "127.0.0.1:" + std::to_string(origin.port());
+  auto origin = StartOrigin(
+      served, [](std::uint32_t op) { return op == kEcho; },
+      [&](std::unique_ptr<HandedSession>& session) { return registry.Adopt(session); });
+  const std::string address = AddressOf(*origin);
 
   // No host yet: served where it arrived.
   auto response = client_io_.Run(Simple(*client_, address, {kEcho, "a"}));
@@ -1008,7 +1020,7 @@ TEST_F(TcpTransportTest, CoreClientsHostHandedSessionsInTurn) {
   host_a.reset();
   host_b.reset();
   EXPECT_EQ(registry.counters().calls_served, 2u) << "the hosts that are gone still count";
-  origin.Stop();
+  origin->Stop();
 }
 
 TEST_F(TcpTransportTest, SessionsOfTakenOpsMoveToTheirHostWithTheirBufferedBytes) {
@@ -1021,16 +1033,12 @@ TEST_F(TcpTransportTest, SessionsOfTakenOpsMoveToTheirHostWithTheirBufferedBytes
   EXPECT_FALSE(host.Host([&](PeerIncomingCall& call) { return Handle(host_served, call); }).ok());
   std::atomic<bool> accept{false};
   Served origin_served;
-  TcpTransport origin(server_io_.executor(), Options("gw-a"));
-  origin.SetHandOff(
-      SessionHandOff{.takes = [](std::uint32_t op) { return op == kEcho || op == kEchoStream; },
-                     .adopt =
-                         [&](std::unique_ptr<HandedSession>& session) {
-                           return accept.load() && host.Adopt(session);
-                         }});
-  ASSERT_TRUE(
-      origin.Serve([&](PeerIncomingCall& call) { return Handle(origin_served, call); }).ok());
-  const std::string address = "127.0.0.1:" + std::to_string(origin.port());
+  auto origin = StartOrigin(
+      origin_served, [](std::uint32_t op) { return op == kEcho || op == kEchoStream; },
+      [&](std::unique_ptr<HandedSession>& session) {
+        return accept.load() && host.Adopt(session);
+      });
+  const std::string address = AddressOf(*origin);
   const auto fresh_client = [&] {
     return std::make_unique<TcpTransport>(client_io_.executor(), Options("gw-b"));
   };
@@ -1076,7 +1084,7 @@ TEST_F(TcpTransportTest, SessionsOfTakenOpsMoveToTheirHostWithTheirBufferedBytes
   ASSERT_TRUE(response.ok()) << response.error().message;
   EXPECT_EQ(origin_served.calls.load(), 2);
   late->Stop();
-  origin.Stop();
+  origin->Stop();
 }
 
 TEST_F(TcpTransportTest, AHostedConnectionsOtherOpsAreServedOnAnotherThreadHopping) {
@@ -1105,13 +1113,11 @@ TEST_F(TcpTransportTest, AHostedConnectionsOtherOpsAreServedOnAnotherThreadHoppi
                     co_return co_await RunOn(cluster_executor, served());
                   })
                   .ok());
-  TcpTransport origin(server_io_.executor(), Options("gw-a"));
-  origin.SetHandOff(SessionHandOff{
-      .takes = [](std::uint32_t op) { return op == kEcho; },
-      .adopt = [&](std::unique_ptr<HandedSession>& session) { return host.Adopt(session); }});
   Served served;
-  ASSERT_TRUE(origin.Serve([&](PeerIncomingCall& call) { return Handle(served, call); }).ok());
-  const std::string address = "127.0.0.1:" + std::to_string(origin.port());
+  auto origin = StartOrigin(
+      served, [](std::uint32_t op) { return op == kEcho; },
+      [&](std::unique_ptr<HandedSession>& session) { return host.Adopt(session); });
+  const std::string address = AddressOf(*origin);
 
   auto response = client_io_.Run(Simple(*client_, address, {kEcho, "moves"}));
   ASSERT_TRUE(response.ok()) << response.error().message;
@@ -1129,7 +1135,7 @@ TEST_F(TcpTransportTest, AHostedConnectionsOtherOpsAreServedOnAnotherThreadHoppi
   EXPECT_TRUE(hop_ran_off_host.load());
   EXPECT_EQ(client_->stats().connects, 1u);
   host.Stop();
-  origin.Stop();
+  origin->Stop();
 }
 
 TEST_F(TcpTransportTest, ConnectionsOverTheLimitAreClosedAtOnce) {
