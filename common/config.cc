@@ -897,9 +897,10 @@ class ConfigReader {
     auto t = AsTable(node, "cluster");
     STRATA_RETURN_IF_ERROR(t);
     const toml::table& tbl = **t;
-    STRATA_RETURN_IF_ERROR(CheckKeys(tbl, "cluster",
-                                     {"node", "zone", "peer_listen", "etcd", "replicas", "secret",
-                                      "lease_ttl", "name", "transport", "move_rate"}));
+    STRATA_RETURN_IF_ERROR(
+        CheckKeys(tbl, "cluster",
+                  {"node", "zone", "peer_listen", "etcd", "replicas", "secret", "lease_ttl", "name",
+                   "transport", "move_rate", "read_cache"}));
     for (const char* required : {"node", "peer_listen", "etcd", "secret"}) {
       if (!tbl.contains(required)) {
         return Fail(tbl, Join("cluster", required), "missing (required in [cluster])");
@@ -962,6 +963,10 @@ class ConfigReader {
           return Fail(v, key, "must be more than 0 (bytes a second)");
         }
         c.move_rate = *r;
+      } else if (name == "read_cache") {
+        auto r = GetSize(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        c.read_cache = *r;
       } else if (name == "transport") {
         auto r = GetString(v, key);
         STRATA_RETURN_IF_ERROR(r);

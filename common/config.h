@@ -161,6 +161,10 @@ struct ClusterConfig {
   // Bytes a second this gateway sends to move keys in the background (a join, a drain, the
   // repair after a death); writes and reads are not held to it.
   std::uint64_t move_rate = std::uint64_t{256} << 20;
+  // Bytes of copies of versions this gateway read through their owners, kept in
+  // <hot tier path>/read-cache (storage/read_cache.h) besides the hot tier's capacity;
+  // 0 keeps none.
+  std::uint64_t read_cache = std::uint64_t{4} << 30;
 };
 
 struct Config {

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "gateway/operation.h"
 #include "storage/peer_transport.h"
+#include "storage/read_cache.h"
 
 namespace strata::gateway {
 
@@ -67,6 +68,20 @@ class Exchange {
   // In a cluster: the peer client of the I/O thread the exchange runs on (its calls never
   // leave that thread), or null, when peer calls go through the cluster's own thread.
   virtual storage::PeerTransport* peer_client() const { return nullptr; }
+
+  // --- A forwarded request and the forwarding gateway's read cache (storage/read_cache.h) ---
+  // The tag of the version of the key that gateway's cache holds, or empty.
+  virtual std::string_view forwarder_cached_tag() const { return {}; }
+  // Offers the 200 response about to be sent, all of `version`'s bytes, to that gateway's
+  // cache (when it keeps one).
+  virtual void OfferToForwarderCache(const storage::ReadCacheVersion& /*version*/) {}
+  // Sends `header`, announcing `length` body bytes that the forwarding gateway sends from
+  // its cached copy (the version forwarder_cached_tag names), starting at `first`.
+  virtual asio::awaitable<Result<void>> SendFromForwarderCache(ResponseHeader /*header*/,
+                                                               std::uint64_t /*first*/,
+                                                               std::uint64_t /*length*/) {
+    co_return Error(ErrorCode::kInternal, "no forwarding gateway holds a copy");
+  }
 };
 
 }  // namespace strata::gateway

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -16,6 +17,7 @@
 #include "gateway/forward_wire.h"
 #include "gateway/forwarded_exchange.h"
 #include "gateway/handlers/context.h"
+#include "gateway/handlers/object_io.h"
 #include "storage/cluster.h"
 
 namespace strata::gateway {
@@ -86,14 +88,15 @@ struct OwnerAnswer {
 
 // In the call's lane: the answer and its read-ahead. A call that is over then (the
 // stream's end read, or no stream) is reset there: its connection went back to the pool.
+// Errors as the transport or the owner gave them (ClientError makes them the client's).
 asio::awaitable<Result<OwnerAnswer>> ReadAnswer(std::unique_ptr<PeerCall>& call) {
   auto response = co_await call->Response();
   if (!response.ok()) {
-    co_return ClientError(response.error());
+    co_return std::move(response).error();
   }
   auto head = DecodeResponseHead(response->payload);
   if (!head.ok()) {
-    co_return ClientError(head.error());
+    co_return std::move(head).error();
   }
   OwnerAnswer answer;
   answer.response = std::move(response).value();
@@ -209,14 +212,19 @@ asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const PeerLane& lane
 }
 
 // Relays the owner's response body to the client: the first chunk goes with the head.
+// With `fill`, the bytes also go to the read cache, which keeps them once all arrived.
 HandlerResult RelayStream(RequestContext& ctx, const PeerLane& lane, HeldPeerCall& call,
-                          OwnerAnswer& answer, ResponseHeader header, std::uint64_t length) {
+                          OwnerAnswer& answer, ResponseHeader header, std::uint64_t length,
+                          std::unique_ptr<storage::ReadCacheFill> fill) {
   std::uint64_t relayed = 0;
   bool head_sent = false;
   while (true) {
     auto chunk = co_await NextChunk(lane, call, answer);
     if (!chunk.ok() || !chunk->has_value()) {
       if (chunk.ok() && relayed == length && head_sent) {
+        if (fill) {
+          fill->Commit(answer.head.cache_crc);
+        }
         co_return Ok();
       }
       ctx.exchange.CloseAfterResponse();
@@ -235,7 +243,25 @@ HandlerResult RelayStream(RequestContext& ctx, const PeerLane& lane, HeldPeerCal
     } else {
       STRATA_CO_RETURN_IF_ERROR(co_await ctx.exchange.SendBody(bytes));
     }
+    if (fill) {
+      auto appended = co_await fill->Append(bytes);
+      if (!appended.ok()) {
+        fill.reset();  // the client's read goes on without the copy
+      }
+    }
   }
+}
+
+// Sends the body of the owner's answer from the read cache's copy (`hit`): the bytes
+// [head.cache_first, + head.content_length) of the version the owner confirmed.
+HandlerResult ServeFromCache(RequestContext& ctx, storage::ReadCacheHit& hit,
+                             const ForwardedResponseHead& head, ResponseHeader header) {
+  if (head.cache_first > hit.reader->size() ||
+      head.content_length > hit.reader->size() - head.cache_first) {
+    co_return Error(ErrorCode::kInternal, "the owner named bytes past the cached copy's end");
+  }
+  co_return co_await SendObject(ctx, std::move(header), *hit.reader, head.cache_first,
+                                head.content_length);
 }
 
 // One forwarded request's run on an I/O thread, and its end, which the waiting peer
@@ -302,22 +328,72 @@ bool IsForwardedOperation(S3Operation op) {
   }
 }
 
-asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op) {
-  storage::Cluster* cluster = ctx.services.cluster;
-  if (cluster == nullptr || ctx.exchange.forwarded() || !IsForwardedOperation(op)) {
-    co_return false;
+namespace {
+
+std::atomic<std::uint64_t> gets_from_owner{0};
+std::atomic<std::uint64_t> gets_from_replica{0};
+std::atomic<std::uint64_t> gets_from_cache{0};
+
+// What one forwarding attempt came to.
+enum class Forwarded { kAnswered, kServeHere, kAgainWithoutCache };
+
+// Whether this gateway is one of the key's owners (a replica, since the primary is
+// another): it holds the key's versions itself.
+bool IsReplica(const storage::Cluster& cluster, std::string_view bucket, std::string_view key) {
+  for (const auto& owner : cluster.OwnersOf(bucket, key)) {
+    if (owner.self) {
+      return true;
+    }
   }
-  auto owner = cluster->PrimaryOf(ctx.target.bucket, ctx.target.key);
-  if (!owner) {
-    co_return false;
+  return false;
+}
+
+// A replica's own copy of the version a GET addresses, open, named as the read cache
+// names its copies; nullopt when it has none on a local tier.
+asio::awaitable<std::optional<storage::ReadCacheHit>> ReplicaCopy(RequestContext& ctx) {
+  auto record = co_await AddressedVersion(ctx);
+  if (!record.ok()) {
+    co_return std::nullopt;
   }
-  if (owner->self) {
-    co_return false;
+  auto version = storage::ReadCacheVersionOf(*record);
+  if (!version || !ctx.services.store.HasLocalCopy(*record)) {
+    co_return std::nullopt;
   }
-  const PeerLane lane = LaneOf(ctx, *cluster);
+  auto reader = ctx.services.store.OpenObject(*record);
+  if (!reader.ok()) {
+    co_return std::nullopt;
+  }
+  co_return storage::ReadCacheHit{std::move(version->tag), std::move(reader).value()};
+}
+
+// Forwards the request of `ctx` to its key's primary owner once. With `local_copies` (a
+// GET), it names the version this gateway holds of the key, as a replica or in its read
+// cache (`cache`, may be null), and a non-owner with a cache takes the owner's offer.
+asio::awaitable<Result<Forwarded>> ForwardOnce(RequestContext& ctx, storage::Cluster& cluster,
+                                               bool local_copies, storage::ReadCache* cache) {
+  auto owner = cluster.PrimaryOf(ctx.target.bucket, ctx.target.key);
+  if (!owner || owner->self) {
+    co_return Forwarded::kServeHere;
+  }
+  const BucketName bucket(ctx.target.bucket);
+  const ObjectKey key(ctx.target.key);
+  const PeerLane lane = LaneOf(ctx, cluster);
+  ForwardedRequestHead forwarded_head = RequestHeadOf(ctx);
+  std::optional<storage::ReadCacheHit> hit;
+  const bool replica = local_copies && IsReplica(cluster, ctx.target.bucket, ctx.target.key);
+  if (replica) {
+    cache = nullptr;  // a replica keeps no second copy
+    hit = co_await ReplicaCopy(ctx);
+  } else if (local_copies && cache != nullptr) {
+    forwarded_head.takes_cache = true;
+    hit = cache->Find(bucket, key);
+  }
+  if (hit) {
+    forwarded_head.cached_tag = hit->tag;
+  }
   storage::PeerRequest request;
   request.op = storage::kPeerOpS3Request;
-  request.payload = EncodeRequestHead(RequestHeadOf(ctx));
+  request.payload = EncodeRequestHead(forwarded_head);
   request.has_stream = !ctx.exchange.body_complete();
   if (request.payload.size() > storage::kMaxPeerPayload) {
     co_return Error(ErrorCode::kInvalidArgument, "the request's headers are too large");
@@ -326,7 +402,7 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
   std::optional<OpenedCall> opened_call;
   for (int attempt = 1;; ++attempt) {
     auto opened =
-        co_await lane.Run(OpenCall(*cluster, ctx.exchange.peer_client(), owner->peer, request));
+        co_await lane.Run(OpenCall(cluster, ctx.exchange.peer_client(), owner->peer, request));
     if (opened.ok()) {
       opened_call.emplace(std::move(opened).value());
       break;
@@ -335,9 +411,9 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
       co_return ClientError(opened.error());
     }
     co_await Pause(kRetryWait);
-    owner = cluster->PrimaryOf(ctx.target.bucket, ctx.target.key);
+    owner = cluster.PrimaryOf(ctx.target.bucket, ctx.target.key);
     if (!owner || owner->self) {
-      co_return false;  // this gateway owns the key now
+      co_return Forwarded::kServeHere;  // this gateway owns the key now
     }
   }
   HeldPeerCall call(lane, std::move(opened_call->call));
@@ -350,7 +426,12 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
     answered.emplace(std::move(read));
   }
   if (!answered->ok()) {
-    co_return std::move(*answered).error();
+    // An owner of an earlier build refuses the read cache's head (format 2) as malformed:
+    // a GET (no body) goes again without it.
+    if (local_copies && answered->error().code == ErrorCode::kCorruption) {
+      co_return Forwarded::kAgainWithoutCache;
+    }
+    co_return ClientError(answered->error());
   }
   OwnerAnswer& answer = answered->value();
   const storage::PeerResponse* response = &answer.response;
@@ -365,17 +446,67 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
   if (head->close || !body_whole) {
     ctx.exchange.CloseAfterResponse();
   }
+  if (head->from_cache) {
+    if (!hit || response->has_stream) {
+      co_return Error(ErrorCode::kInternal, "the owner named a copy this gateway does not hold");
+    }
+    auto served = co_await ServeFromCache(ctx, *hit, *head, std::move(header));
+    // The client going away is no fault of the copy's.
+    const bool copy_failed = !served.ok() && served.error().code != ErrorCode::kIncompleteBody;
+    if (cache != nullptr) {
+      cache->Served(bucket, key, !copy_failed);
+    }
+    if (served.ok()) {
+      (replica ? gets_from_replica : gets_from_cache).fetch_add(1, std::memory_order_relaxed);
+      co_return Forwarded::kAnswered;
+    }
+    if (copy_failed && !ctx.exchange.response_started()) {
+      co_return Forwarded::kAgainWithoutCache;  // a damaged copy: the owner sends the bytes
+    }
+    ctx.exchange.CloseAfterResponse();  // the body is cut short: the client must see it
+    co_return std::move(served).error();
+  }
   if (response->has_stream) {
-    STRATA_CO_RETURN_IF_ERROR(
-        co_await RelayStream(ctx, lane, call, answer, std::move(header), head->content_length));
-    co_return true;
+    std::unique_ptr<storage::ReadCacheFill> fill;
+    if (cache != nullptr && head->status == 200 && !head->cache_tag.empty()) {
+      fill = cache->BeginFill(bucket, key, head->cache_tag, head->content_length);
+    }
+    STRATA_CO_RETURN_IF_ERROR(co_await RelayStream(ctx, lane, call, answer, std::move(header),
+                                                   head->content_length, std::move(fill)));
+    if (local_copies) {
+      gets_from_owner.fetch_add(1, std::memory_order_relaxed);
+    }
+    co_return Forwarded::kAnswered;
   }
   if (head->content_length > 0 && !ctx.is_head()) {
     co_return Error(ErrorCode::kInternal, "the owner announced a body it did not send");
   }
   STRATA_CO_RETURN_IF_ERROR(
       co_await ctx.exchange.SendHeader(std::move(header), head->content_length, {}));
-  co_return true;
+  co_return Forwarded::kAnswered;
+}
+
+}  // namespace
+
+ForwardedGetCounts ForwardedGets() {
+  return ForwardedGetCounts{gets_from_owner.load(std::memory_order_relaxed),
+                            gets_from_replica.load(std::memory_order_relaxed),
+                            gets_from_cache.load(std::memory_order_relaxed)};
+}
+
+asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op) {
+  storage::Cluster* cluster = ctx.services.cluster;
+  if (cluster == nullptr || ctx.exchange.forwarded() || !IsForwardedOperation(op)) {
+    co_return false;
+  }
+  // Only a GET's bytes are served from a local copy, and it has no body to send twice.
+  const bool local_copies = op == S3Operation::kGetObject && ctx.exchange.body_complete();
+  STRATA_CO_TRY(auto forwarded,
+                co_await ForwardOnce(ctx, *cluster, local_copies, ctx.services.read_cache));
+  if (forwarded == Forwarded::kAgainWithoutCache) {
+    STRATA_CO_TRY(forwarded, co_await ForwardOnce(ctx, *cluster, false, nullptr));
+  }
+  co_return forwarded == Forwarded::kAnswered;
 }
 
 asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::string& peer,
@@ -405,7 +536,11 @@ asio::awaitable<Result<FanOutAnswer>> FanOut(RequestContext& ctx, const std::str
   if (request.has_stream && body.empty()) {
     (void)co_await lane.Run(call->CloseRequest());
   }
-  STRATA_CO_TRY(OwnerAnswer owner, co_await lane.Run(ReadAnswer(call.owned())));
+  auto owner_answer = co_await lane.Run(ReadAnswer(call.owned()));
+  if (!owner_answer.ok()) {
+    co_return ClientError(owner_answer.error());
+  }
+  OwnerAnswer& owner = owner_answer.value();
   FanOutAnswer answer;
   answer.status = owner.head.status;
   while (owner.response.has_stream) {

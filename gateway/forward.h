@@ -7,6 +7,12 @@
 // if the client had sent it there (ForwardedExchange), so read-after-write, conditional
 // writes and every error are the same through any gateway.
 //
+// Local copies: a GET names the version this gateway holds of the key, as one of its
+// replicas or in its read cache (storage/read_cache.h), in the forwarded head; the owner
+// answers it as ever and, when the version it would serve is that one, sends no bytes,
+// and this gateway sends them from its copy. A non-owner keeps a copy of what the owner
+// streamed whole when it offers it. Only the bytes stay local: the answer is the owner's.
+//
 // What is forwarded: operations on a key (objects, their tags and attributes, restore,
 // multipart uploads). Bucket and service operations are answered where they arrive (the
 // bucket catalog is the cluster's). Without [cluster], nothing is.
@@ -90,6 +96,16 @@ bool IsForwardedOperation(S3Operation op);
 // An owner that cannot be reached is tried again for up to about a second while the
 // membership may still name a new one; then 503 SlowDown.
 boost::asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op);
+
+// GETs this gateway forwarded to their key's primary, by where their bytes came from: the
+// owner (streamed over the peer port), this gateway's replica of the key, or its read
+// cache (the owner confirmed the version either held). Process-wide, for /metrics.
+struct ForwardedGetCounts {
+  std::uint64_t from_owner = 0;
+  std::uint64_t from_replica = 0;
+  std::uint64_t from_cache = 0;
+};
+ForwardedGetCounts ForwardedGets();
 
 // A member's answer to a fan-out (FanOut).
 struct FanOutAnswer {

@@ -1,8 +1,10 @@
 #include "gateway/forward_wire.h"
 
 #include <boost/beast/http/message.hpp>  // http::verb; verb.hpp alone misses <ostream>
+#include <limits>
 
 #include "common/little_endian.h"
+#include "storage/read_cache.h"
 
 namespace strata::gateway {
 namespace {
@@ -92,6 +94,20 @@ bool IsOriginTarget(std::string_view s) {
   return true;
 }
 
+// A read cache's tag (storage/read_cache.h): visible ASCII, at most kMaxReadCacheTag.
+bool IsCacheTag(std::string_view s) {
+  if (s.size() > storage::kMaxReadCacheTag) {
+    return false;
+  }
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f) {
+      return false;
+    }
+  }
+  return true;
+}
+
 Result<ForwardedFields> ReadFields(Reader& in) {
   std::uint64_t count = 0;
   if (!in.Int(count, 4)) {
@@ -128,12 +144,17 @@ Result<ForwardedFields> ReadLastFields(Reader& in) {
 }  // namespace
 
 std::string EncodeRequestHead(const ForwardedRequestHead& head) {
+  const bool cache = head.takes_cache || !head.cached_tag.empty();
   std::string out;
-  out.push_back(static_cast<char>(kForwardFormat));
+  out.push_back(static_cast<char>(cache ? kForwardCacheFormat : kForwardFormat));
   PutString(out, head.method);
   PutString(out, head.target);
   PutString(out, head.remote);
   PutString(out, head.request_id);
+  if (cache) {
+    PutLe(out, head.takes_cache ? 1 : 0, 1);
+    PutString(out, head.cached_tag);
+  }
   PutFields(out, head.fields);
   return out;
 }
@@ -141,13 +162,29 @@ std::string EncodeRequestHead(const ForwardedRequestHead& head) {
 Result<ForwardedRequestHead> DecodeRequestHead(std::string_view bytes) {
   Reader in(bytes);
   std::uint64_t format = 0;
-  if (!in.Int(format, 1) || format != kForwardFormat) {
+  if (!in.Int(format, 1) || (format != kForwardFormat && format != kForwardCacheFormat)) {
     return Malformed("unknown format");
   }
   ForwardedRequestHead head;
   if (!in.String(head.method) || !in.String(head.target) || !in.String(head.remote) ||
       !in.String(head.request_id)) {
     return Malformed("cut short");
+  }
+  if (format == kForwardCacheFormat) {
+    std::uint64_t flags = 0;
+    if (!in.Int(flags, 1) || !in.String(head.cached_tag)) {
+      return Malformed("cut short");
+    }
+    if (flags > 1) {
+      return Malformed("unknown flags");
+    }
+    head.takes_cache = flags == 1;
+    if (!IsCacheTag(head.cached_tag)) {
+      return Malformed("a cache tag that is too long or not text");
+    }
+    if (!head.takes_cache && head.cached_tag.empty()) {
+      return Malformed("format 2 without the read cache's fields");  // that is format 1
+    }
   }
   if (boost::beast::http::string_to_verb(head.method) == boost::beast::http::verb::unknown) {
     return Malformed("unknown method");
@@ -167,11 +204,17 @@ Result<ForwardedRequestHead> DecodeRequestHead(std::string_view bytes) {
 }
 
 std::string EncodeResponseHead(const ForwardedResponseHead& head) {
+  const bool cache = head.from_cache || !head.cache_tag.empty();
   std::string out;
-  out.push_back(static_cast<char>(kForwardFormat));
+  out.push_back(static_cast<char>(cache ? kForwardCacheFormat : kForwardFormat));
   PutLe(out, head.status, 2);
   PutLe(out, head.content_length, 8);
-  PutLe(out, head.close ? 1 : 0, 1);
+  PutLe(out, (head.close ? 1 : 0) | (head.from_cache ? 2 : 0), 1);
+  if (cache) {
+    PutLe(out, head.cache_first, 8);
+    PutString(out, head.cache_tag);
+    PutLe(out, head.cache_crc, 8);
+  }
   PutFields(out, head.fields);
   return out;
 }
@@ -182,7 +225,7 @@ Result<ForwardedResponseHead> DecodeResponseHead(std::string_view bytes) {
   std::uint64_t status = 0;
   std::uint64_t length = 0;
   std::uint64_t flags = 0;
-  if (!in.Int(format, 1) || format != kForwardFormat) {
+  if (!in.Int(format, 1) || (format != kForwardFormat && format != kForwardCacheFormat)) {
     return Malformed("unknown format");
   }
   if (!in.Int(status, 2) || !in.Int(length, 8) || !in.Int(flags, 1)) {
@@ -191,13 +234,30 @@ Result<ForwardedResponseHead> DecodeResponseHead(std::string_view bytes) {
   if (status < 100 || status > 599) {
     return Malformed("a status outside 100-599");
   }
-  if (flags > 1) {
+  if (flags > (format == kForwardCacheFormat ? 3u : 1u)) {
     return Malformed("unknown flags");
   }
   ForwardedResponseHead head;
   head.status = static_cast<unsigned>(status);
   head.content_length = length;
-  head.close = flags == 1;
+  head.close = (flags & 1) != 0;
+  head.from_cache = (flags & 2) != 0;
+  if (format == kForwardCacheFormat) {
+    if (!in.Int(head.cache_first, 8) || !in.String(head.cache_tag) || !in.Int(head.cache_crc, 8)) {
+      return Malformed("cut short");
+    }
+    if (!IsCacheTag(head.cache_tag)) {
+      return Malformed("a cache tag that is too long or not text");
+    }
+    if (head.cache_first > std::numeric_limits<std::uint64_t>::max() - head.content_length) {
+      return Malformed("a cached range past the end of any object");
+    }
+    // What the encoder never writes: one encoding per head.
+    if ((!head.from_cache && (head.cache_first != 0 || head.cache_tag.empty())) ||
+        (head.cache_tag.empty() && head.cache_crc != 0)) {
+      return Malformed("format 2 with fields that do not go together");
+    }
+  }
   auto fields = ReadLastFields(in);
   if (!fields.ok()) {
     return std::move(fields).error();

@@ -10,9 +10,16 @@
 //
 // Encoding (integers little-endian): a format byte, then
 //   request:  method, target, remote address, request id (each a u32 length and bytes),
+//             [format 2: u8 flags (bit 0: the forwarder keeps a read cache and takes
+//             offers), the tag of the version its cache holds of the key (a string)],
 //             then a u32 field count and each field's name and value (same form);
 //   response: u16 status, u64 content length, u8 flags (bit 0: the owner asks that the
-//             client's connection end after this response), then the fields as above.
+//             client's connection end after this response; format 2, bit 1: the body is
+//             the forwarder's cached copy's bytes from `cache_first` on, and none comes),
+//             [format 2: u64 cache_first, the offered version's tag (a string; empty: no
+//             offer) and u64 CRC64NVME], then the fields as above.
+// Format 2 carries the read cache's fields (storage/read_cache.h); a head without them is
+// encoded as format 1, which gateways of earlier builds read.
 // A decoder refuses (kCorruption) a wrong format, a length past the payload, trailing
 // bytes, an unknown method, a target that is not an origin-form path, a status outside
 // 100-599, a field name that is not an HTTP token, a value with CR, LF or NUL, and more
@@ -31,6 +38,7 @@
 namespace strata::gateway {
 
 inline constexpr std::uint8_t kForwardFormat = 1;
+inline constexpr std::uint8_t kForwardCacheFormat = 2;
 inline constexpr std::size_t kMaxForwardedFields = 1000;
 
 using ForwardedFields = std::vector<std::pair<std::string, std::string>>;
@@ -41,6 +49,10 @@ struct ForwardedRequestHead {
   std::string remote;  // the client's address, for the owner's log
   std::string request_id;
   ForwardedFields fields;
+  // The forwarder keeps a read cache: the owner may offer it the version it sends.
+  bool takes_cache = false;
+  // The version of the key the forwarder's cache holds (its tag), or empty.
+  std::string cached_tag = {};
 };
 
 struct ForwardedResponseHead {
@@ -48,6 +60,13 @@ struct ForwardedResponseHead {
   std::uint64_t content_length = 0;
   bool close = false;
   ForwardedFields fields;
+  // The forwarder sends the body from its cached copy, from this offset: the version the
+  // owner serves is the one it named (cached_tag). No stream follows.
+  bool from_cache = false;
+  std::uint64_t cache_first = 0;
+  // An offer: the body is all of the version of this tag, whose CRC64NVME is cache_crc.
+  std::string cache_tag = {};
+  std::uint64_t cache_crc = 0;
 };
 
 std::string EncodeRequestHead(const ForwardedRequestHead& head);

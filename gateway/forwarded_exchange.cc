@@ -20,7 +20,9 @@ ForwardedExchange::ForwardedExchange(const ForwardedRequestHead& head,
       request_id_(head.request_id),
       remote_(head.remote),
       body_ended_(!call.request().has_stream),
-      fan_out_(fan_out) {
+      fan_out_(fan_out),
+      takes_cache_(head.takes_cache),
+      cached_tag_(head.cached_tag) {
   request_.method(http::string_to_verb(head.method));
   request_.target(head.target);
   request_.version(11);
@@ -60,15 +62,8 @@ asio::awaitable<Result<void>> ForwardedExchange::SendHeader(ResponseHeader heade
   response_started_ = true;
   status_ = header.result_int();
   announced_ = content_length;
-  ForwardedResponseHead head;
-  head.status = status_;
-  head.content_length = content_length;
-  head.close = close_;
-  for (const auto& field : header) {
-    head.fields.emplace_back(field.name_string(), field.value());
-  }
   storage::PeerResponse response;
-  response.payload = EncodeResponseHead(head);
+  response.payload = EncodeResponseHead(HeadOf(header, content_length, std::nullopt));
   // A HEAD's answer announces the object's length and sends no body.
   streaming_ = request_.method() != http::verb::head && content_length > 0;
   response.has_stream = streaming_;
@@ -95,6 +90,56 @@ asio::awaitable<Result<void>> ForwardedExchange::SendHeader(ResponseHeader heade
   if (!body_start.empty()) {
     co_return co_await SendBody(body_start);
   }
+  co_return Ok();
+}
+
+ForwardedResponseHead ForwardedExchange::HeadOf(const ResponseHeader& header,
+                                                std::uint64_t content_length,
+                                                std::optional<std::uint64_t> cache_first) {
+  ForwardedResponseHead head;
+  head.status = header.result_int();
+  head.content_length = content_length;
+  head.close = close_;
+  for (const auto& field : header) {
+    head.fields.emplace_back(field.name_string(), field.value());
+  }
+  if (cache_first) {
+    head.from_cache = true;
+    head.cache_first = *cache_first;
+  } else if (offer_ && head.status == 200 && takes_cache_) {
+    head.cache_tag = std::move(offer_->tag);
+    head.cache_crc = offer_->crc;
+  }
+  offer_.reset();
+  return head;
+}
+
+void ForwardedExchange::OfferToForwarderCache(const storage::ReadCacheVersion& version) {
+  if (takes_cache_) {
+    offer_ = version;
+  }
+}
+
+asio::awaitable<Result<void>> ForwardedExchange::SendFromForwarderCache(ResponseHeader header,
+                                                                        std::uint64_t first,
+                                                                        std::uint64_t length) {
+  if (cached_tag_.empty() || request_.method() == http::verb::head) {
+    co_return Error(ErrorCode::kInternal, "the forwarding gateway holds no copy");
+  }
+  response_started_ = true;
+  status_ = header.result_int();
+  announced_ = length;
+  storage::PeerResponse response;
+  response.payload = EncodeResponseHead(HeadOf(header, length, first));
+  if (response.payload.size() > storage::kMaxPeerPayload) {
+    co_return Error(ErrorCode::kInternal, "a response head too large to forward");
+  }
+  // No stream: the forwarder sends the bytes.
+  auto sent = co_await lane_.Run(RespondInLane(response, std::string_view(), false));
+  if (!sent.ok()) {
+    co_return CallerGone();
+  }
+  bytes_out_ = length;
   co_return Ok();
 }
 

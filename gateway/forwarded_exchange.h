@@ -8,6 +8,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "gateway/exchange.h"
@@ -44,6 +45,10 @@ class ForwardedExchange final : public Exchange {
   std::uint64_t bytes_out() const override { return bytes_out_; }
   void CloseAfterResponse() override { close_ = true; }
   void SetOperation(S3Operation) override {}  // counted where the client's request arrived
+  std::string_view forwarder_cached_tag() const override { return cached_tag_; }
+  void OfferToForwarderCache(const storage::ReadCacheVersion& version) override;
+  asio::awaitable<Result<void>> SendFromForwarderCache(ResponseHeader header, std::uint64_t first,
+                                                       std::uint64_t length) override;
 
   // After the handler: ends the response's stream when every announced byte was sent;
   // an error otherwise (no response, or a body cut short), which ends the call with it so
@@ -55,6 +60,10 @@ class ForwardedExchange final : public Exchange {
   // `body` (all of it), then the stream's end when `close`.
   asio::awaitable<Result<void>> RespondInLane(storage::PeerResponse& response,
                                               std::string_view body, bool close);
+  // The response head of `header` announcing `content_length` bytes, with the read cache's
+  // fields: the offer (taken) on a 200, or `from_cache` from `cache_first`.
+  ForwardedResponseHead HeadOf(const ResponseHeader& header, std::uint64_t content_length,
+                               std::optional<std::uint64_t> cache_first);
   // In the call's lane: `data` as chunks of the response's stream.
   asio::awaitable<Result<void>> WriteInLane(std::string_view data);
 
@@ -71,6 +80,9 @@ class ForwardedExchange final : public Exchange {
   bool close_ = false;
   bool closed_ = false;  // the response's stream ended with its head (SendHeader)
   bool fan_out_ = false;
+  bool takes_cache_ = false;  // the forwarder keeps a read cache
+  std::string cached_tag_;    // the version its cache holds
+  std::optional<storage::ReadCacheVersion> offer_;
   unsigned status_ = 0;
   std::uint64_t announced_ = 0;  // the response body's length
   std::uint64_t bytes_in_ = 0;

@@ -18,6 +18,7 @@
 #include "metadata/index.h"
 #include "storage/cluster.h"
 #include "storage/data_path.h"
+#include "storage/read_cache.h"
 #include "storage/replication.h"
 #include "storage/tier_engine.h"
 
@@ -36,6 +37,8 @@ int Usage(int code) {
 // commits them together): with 4 threads, 64 connections' PUTs queued behind 4 fsyncs at a
 // time. As wide as the concurrent writes a host sees; idle threads cost only their stacks.
 constexpr int kBlockingThreads = 64;
+// Copies the cluster's read cache holds at most: its index costs a few hundred bytes each.
+constexpr std::size_t kReadCacheEntries = std::size_t{1} << 18;
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "strata: %s\n", message.c_str());
@@ -116,6 +119,7 @@ int main(int argc, char** argv) {
   // that cannot join (etcd unreachable, its node name taken) never answers as a member.
   std::unique_ptr<storage::Cluster> cluster;
   std::unique_ptr<storage::Replication> replication;
+  std::unique_ptr<storage::ReadCache> read_cache;
   if (config->cluster) {
     auto opened = storage::Cluster::Open(*config, clock);
     if (!opened.ok()) {
@@ -156,6 +160,21 @@ int main(int argc, char** argv) {
                                              config->cluster->move_rate);
     replication->Start();
     services.replication = replication.get();
+    // Copies of versions read through their owners, on the hot tier's disk.
+    if (const auto* hot = config->HotTier();
+        hot != nullptr && config->cluster->read_cache > 0 && hot->kind == TierKind::kLocal) {
+      auto cache = storage::OpenReadCache(storage::ReadCacheOptions{
+          .root = hot->path + "/read-cache",
+          .capacity = config->cluster->read_cache,
+          .max_entries = kReadCacheEntries,
+      });
+      if (!cache.ok()) {
+        cluster->Stop();
+        return Fail("cannot open the read cache: " + cache.error().message);
+      }
+      read_cache = std::move(cache).value();
+      services.read_cache = read_cache.get();
+    }
   }
 
   if (replication) {

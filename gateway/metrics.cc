@@ -325,6 +325,26 @@ void RenderReplication(ExpositionWriter& w, const storage::ReplicationStats& r) 
            std::uint64_t{r.draining ? 1u : 0u});
 }
 
+void RenderReadCache(ExpositionWriter& w, const storage::ReadCacheStats& c) {
+  w.Family("strata_read_cache_bytes", "gauge",
+           "Bytes of the copies of versions read through their owners kept here.");
+  w.Sample("strata_read_cache_bytes", {}, c.bytes);
+  w.Family("strata_read_cache_capacity_bytes", "gauge", "[cluster] read_cache.");
+  w.Sample("strata_read_cache_capacity_bytes", {}, c.capacity);
+  w.Family("strata_read_cache_entries", "gauge", "Copies kept in the read cache.");
+  w.Sample("strata_read_cache_entries", {}, c.entries);
+  w.Family("strata_read_cache_events_total", "counter",
+           "The read cache's events: hit (a GET's bytes sent from a copy after the key's "
+           "primary confirmed its version), fill (a copy kept), refused (a fill dropped: too "
+           "large, cut short or a CRC mismatch), eviction, error (a copy found damaged and "
+           "dropped).");
+  w.Sample("strata_read_cache_events_total", {{"event", "hit"}}, c.hits);
+  w.Sample("strata_read_cache_events_total", {{"event", "fill"}}, c.fills);
+  w.Sample("strata_read_cache_events_total", {{"event", "refused"}}, c.refused);
+  w.Sample("strata_read_cache_events_total", {{"event", "eviction"}}, c.evictions);
+  w.Sample("strata_read_cache_events_total", {{"event", "error"}}, c.errors);
+}
+
 void RenderFetches(ExpositionWriter& w, const FetchSample& f) {
   w.Family("strata_fetches_total", "counter",
            "Background fetches of upstream copies onto the hot tier (restore, prefetch), by "
@@ -653,6 +673,18 @@ std::string GatewayMetrics::Render(const ScrapeSample& sample, MetricsScope scop
   if (sample.replication) {
     RenderReplication(w, *sample.replication);
   }
+  if (sample.read_cache) {
+    RenderReadCache(w, *sample.read_cache);
+  }
+  if (sample.forwarded_gets) {
+    const auto& gets = *sample.forwarded_gets;
+    w.Family("strata_forwarded_gets_total", "counter",
+             "GETs forwarded to their key's primary, by where their bytes came from: the "
+             "owner, this gateway's replica of the key, or its read cache.");
+    w.Sample("strata_forwarded_gets_total", {{"bytes_from", "owner"}}, gets.from_owner);
+    w.Sample("strata_forwarded_gets_total", {{"bytes_from", "replica"}}, gets.from_replica);
+    w.Sample("strata_forwarded_gets_total", {{"bytes_from", "cache"}}, gets.from_cache);
+  }
   w.Family("strata_build_info", "gauge", "The running strata's version; always 1.");
   w.Sample("strata_build_info", {{"version", STRATA_VERSION}}, std::uint64_t{1});
   w.Family("strata_uptime_seconds", "gauge", "Seconds since the server started.");
@@ -690,6 +722,12 @@ std::string GatewayMetrics::Scrape(const Services& services, MetricsScope scope)
   }
   if (services.replication != nullptr) {
     sample.replication = services.replication->Stats();
+  }
+  if (services.read_cache != nullptr) {
+    sample.read_cache = services.read_cache->Stats();
+  }
+  if (services.cluster != nullptr) {
+    sample.forwarded_gets = ForwardedGets();
   }
   {
     storage::EngineStats engine = services.engine.Stats();

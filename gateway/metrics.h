@@ -23,12 +23,14 @@
 #include <string_view>
 #include <vector>
 
+#include "gateway/forward.h"
 #include "gateway/operation.h"
 #include "gateway/usage_report.h"
 #include "metadata/index.h"
 #include "metadata/read_inline.h"
 #include "storage/cluster.h"
 #include "storage/engine_stats.h"
+#include "storage/read_cache.h"
 #include "storage/replication.h"
 
 namespace strata::gateway {
@@ -161,6 +163,8 @@ struct ScrapeSample {
   std::optional<storage::ScrubStats> scrub;              // nullopt: no scrubber
   std::optional<storage::ClusterStatus> cluster;         // nullopt: no [cluster]
   std::optional<storage::ReplicationStats> replication;  // nullopt: no [cluster]
+  std::optional<storage::ReadCacheStats> read_cache;     // nullopt: none kept
+  std::optional<ForwardedGetCounts> forwarded_gets;      // nullopt: no [cluster]
   std::optional<WritebackSample> writeback;              // nullopt: no upstream configured
   std::optional<UsageReport> usage;  // nullopt: not read (no index, or it failed)
   std::optional<metadata::IndexCacheStats> index_cache;   // nullopt: no index

@@ -11,6 +11,7 @@
 #include "metadata/index.h"
 #include "storage/cluster.h"
 #include "storage/object_store.h"
+#include "storage/read_cache.h"
 #include "storage/replication.h"
 #include "storage/shared_catalog.h"
 #include "storage/tier_engine.h"
@@ -40,6 +41,9 @@ struct Services {
   // The key copies on the other owners (storage/replication.h) with a [cluster] section;
   // nullptr without. A change served here as a key's primary is synced before its answer.
   storage::Replication* replication = nullptr;
+  // Copies of versions this gateway read through their owners (storage/read_cache.h), with
+  // a [cluster] section and a read_cache size; nullptr without.
+  storage::ReadCache* read_cache = nullptr;
   // Work a request leaves running after its answer (the commit of a read-through fill),
   // on the request's core; Server::Run waits for it (then cancels it) after the sessions.
   TaskGroup* background = nullptr;

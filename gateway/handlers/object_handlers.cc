@@ -18,6 +18,7 @@
 #include "gateway/xml.h"
 #include "gateway/xml_load.h"
 #include "storage/checksum.h"
+#include "storage/read_cache.h"
 
 namespace strata::gateway {
 namespace {
@@ -62,6 +63,12 @@ Result<std::optional<ByteRange>> PartRange(const RequestContext& ctx,
     offset += part.size;
   }
   return beyond;
+}
+
+// Whether the forwarding gateway's cached copy, `tag`, holds the bytes of `record`.
+bool ForwarderHolds(std::string_view tag, const metadata::ObjectRecord& record) {
+  auto version = storage::ReadCacheVersionOf(record);
+  return version && version->tag == tag;
 }
 
 }  // namespace
@@ -110,11 +117,17 @@ HandlerResult GetObject(RequestContext& ctx) {
     }
     co_return co_await ReadEvicted(ctx, std::move(*record));  // evicted: the upstream has it
   }
+  // A GET forwarded by a gateway whose read cache holds this very version: that gateway
+  // sends the bytes, this one only answers (the version is current, the conditions hold).
+  const bool forwarder_holds = record.ok() && !ctx.is_head() &&
+                               !ctx.exchange.forwarder_cached_tag().empty() &&
+                               ForwarderHolds(ctx.exchange.forwarder_cached_tag(), *record);
   std::unique_ptr<storage::ObjectReader> reader;
   // An overwrite or delete may unlink the data files of the version just read before
   // they are opened: read the record again, so a GET racing a PUT gets the old or the
   // new version (as S3 does), never a 404. Open files stay readable whatever happens next.
-  for (int attempt = 1; record.ok() && !record->delete_marker && !ctx.is_head(); ++attempt) {
+  for (int attempt = 1; record.ok() && !record->delete_marker && !ctx.is_head() && !forwarder_holds;
+       ++attempt) {
     auto opened = ctx.services.store.OpenObject(*record);
     if (opened.ok()) {
       reader = std::move(opened).value();
@@ -157,6 +170,15 @@ HandlerResult GetObject(RequestContext& ctx) {
   }
   if (ctx.is_head()) {
     co_return co_await ctx.exchange.SendHeader(std::move(header), length, std::string_view());
+  }
+  if (forwarder_holds) {
+    engine.OnLocalRead(*record);  // a read all the same: eviction and prefetch learn from it
+    co_return co_await ctx.exchange.SendFromForwarderCache(std::move(header), first, length);
+  }
+  if (ctx.exchange.forwarded() && !range.has_value()) {
+    if (auto version = storage::ReadCacheVersionOf(*record)) {
+      ctx.exchange.OfferToForwarderCache(*version);
+    }
   }
   co_return co_await SendObject(ctx, std::move(header), *reader, first, length);
 }

@@ -10,6 +10,7 @@
 
 #include "gateway/copy_source_wire.h"
 #include "gateway/forward_wire.h"
+#include "storage/read_cache.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using strata::gateway::DecodeRequestHead;
@@ -32,6 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& [name, value] : request->fields) {
       FUZZ_CHECK(!name.empty() && !HasLineBreak(name) && !HasLineBreak(value), input);
     }
+    FUZZ_CHECK(request->cached_tag.size() <= strata::storage::kMaxReadCacheTag &&
+                   !HasLineBreak(request->cached_tag),
+               input);
   }
   if (auto read = strata::gateway::DecodeReadVersion(input); read.ok()) {
     FUZZ_CHECK(strata::gateway::EncodeReadVersion(*read) == input, input);
@@ -43,6 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& [name, value] : response->fields) {
       FUZZ_CHECK(!name.empty() && !HasLineBreak(name) && !HasLineBreak(value), input);
     }
+    // A cached range never wraps past 2^64.
+    FUZZ_CHECK(response->cache_first + response->content_length >= response->cache_first, input);
+    FUZZ_CHECK(response->cache_tag.size() <= strata::storage::kMaxReadCacheTag, input);
   }
   return 0;
 }

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -462,9 +463,10 @@ http {{
         wait_port(port, self.procs["etcd"])
         return url
 
-    def start_member(self, etcd, replicas, i):
-        """Gateway gw-`i` (zone-`i`) of the cluster with `replicas` copies of each key;
-        returns its URL once it serves."""
+    def start_member(self, etcd, replicas, i, read_cache="0"):
+        """Gateway gw-`i` (zone-`i`) of the cluster with `replicas` copies of each key and a
+        read cache of `read_cache` ("0": none, so a read through a non-owner always streams
+        from the owner); returns its URL once it serves."""
         port = free_port()
         name = f"bench-r{replicas}"
         cluster = f"""
@@ -476,15 +478,18 @@ peer_listen = "127.0.0.1:{free_port()}"
 etcd = ["{etcd}"]
 replicas = {replicas}
 secret = "bench-cluster-secret-0123456789"
+read_cache = "{read_cache}"
 """
         conf = self.strata_config(True, f"{name}-gw{i}", port, cluster)
         self.spawn_strata(f"{name}-gw{i}", conf, port)
         return f"http://127.0.0.1:{port}"
 
-    def start_cluster(self, etcd, replicas, members=3):
+    def start_cluster(self, etcd, replicas, members=3, read_caches=None):
         """`members` gateways in distinct zones, one cluster (its own etcd prefix) with
-        `replicas` copies of each key; returns their URLs once each sees all members."""
-        urls = [self.start_member(etcd, replicas, i) for i in range(1, members + 1)]
+        `replicas` copies of each key, gw-i with a read cache of read_caches[i] (default
+        none); returns their URLs once each sees all members."""
+        urls = [self.start_member(etcd, replicas, i, (read_caches or {}).get(i, "0"))
+                for i in range(1, members + 1)]
         end = time.time() + 60
         for url in urls:
             while self.admin_json(url, "/_strata/admin/cluster?probe=false")["members"].__len__() \
@@ -573,7 +578,9 @@ secret = "bench-cluster-secret-0123456789"
                "--count", 10_000_000]
         results = {}
         for replicas in (1, 3):
-            urls = self.start_cluster(etcd, replicas)
+            # gw-2 keeps a read cache (the default); gw-1, which the warm rows read
+            # through, keeps none, so its warm reads always stream from the owner.
+            urls = self.start_cluster(etcd, replicas, read_caches={2: "2GiB"})
             self.bench("request", "--method", "PUT", "--path", "/bench", url=urls[0])
             results[replicas] = self.load(f"cluster PUT 1 MiB r{replicas}", "strata", *put,
                                           url=urls[0])
@@ -603,6 +610,20 @@ secret = "bench-cluster-secret-0123456789"
                         out.write("\n".join(paths) + "\n")
                     rows[(label, side)] = self.wrk(f"cluster GET {label}", side, urls[0], f, c,
                                                    timeout)
+            # The same reads through gw-2's read cache: the owner still answers each GET,
+            # gw-2 sends the bytes of its copy (filled by one read of each key first).
+            for label, prefix, count, c, timeout in (("4 KiB", "warm/s", 300, 64, "60s"),
+                                                     ("64 MiB", "warm/b", big_n, 4, "120s")):
+                paths = self.owned_paths(urls[1], "bench", prefix, count, False)
+                for path in paths:
+                    with urllib.request.urlopen(urls[1] + path, timeout=60) as r:
+                        while r.read(1 << 20):
+                            pass
+                f = os.path.join(self.work, f"cluster-cached-{prefix.replace('/', '-')}.txt")
+                with open(f, "w") as out:
+                    out.write("\n".join(paths) + "\n")
+                rows[(label, "cached")] = self.wrk(f"cluster GET {label}", "cached", urls[1], f,
+                                                   c, timeout)
             self.stop_cluster(replicas)
         self.stop("etcd")
         r1, r3 = results[1], results[3]
@@ -623,6 +644,15 @@ secret = "bench-cluster-secret-0123456789"
         self.ratio_row("cluster GET 64 MiB, 4 conn: warm (through a non-owner) vs hot (on "
                        "the owner)", rows[("64 MiB", "warm")], rows[("64 MiB", "hot")],
                        "mb_per_s", 0.7, "MB/s", "hot")
+        hot, cached = rows[("4 KiB", "hot")], rows[("4 KiB", "cached")]
+        self.row("cluster GET 4 KiB, 64 conn: a non-owner's read cache (the owner answers, the "
+                 "copy's bytes) vs hot (on the owner), p50 latency",
+                 f"{cached['p50_ms']:.2f} ms ({cached['req_per_s']:,.0f} req/s)",
+                 f"{hot['p50_ms']:.2f} ms ({hot['req_per_s']:,.0f} req/s, hot)",
+                 round(self.ratio(hot["p50_ms"], cached["p50_ms"]), 3), "report", None, "ms")
+        self.ratio_row("cluster GET 64 MiB, 4 conn: a non-owner's read cache vs hot (on the "
+                       "owner)", rows[("64 MiB", "cached")], rows[("64 MiB", "hot")],
+                       "mb_per_s", None, "MB/s", "hot")
         moved = join["moved"] / join["ideal"]
         self.row(f"cluster join: a 4th member joins 3 holding {join['keys']:,} keys of 1 MiB "
                  "(replicas = 3): copies moved vs the ideal keys x replicas / members",

@@ -587,6 +587,7 @@ TEST(ConfigTest, ClusterDefaults) {
   EXPECT_EQ(c.name, "strata");
   EXPECT_EQ(c.transport, ClusterTransport::kAuto);
   EXPECT_EQ(c.move_rate, std::uint64_t{256} << 20);
+  EXPECT_EQ(c.read_cache, std::uint64_t{4} << 30);
 }
 
 TEST(ConfigTest, ClusterTransport) {
@@ -605,9 +606,10 @@ TEST(ConfigTest, ClusterTransport) {
 
 TEST(ConfigTest, ClusterEveryKey) {
   auto r = ParseConfig(Cluster("zone = \"rack-1\"\nreplicas = 1\nlease_ttl = \"2s\"\n"
-                               "name = \"prod.eu-1\"\nmove_rate = \"40MiB\"\n"),
+                               "name = \"prod.eu-1\"\nmove_rate = \"40MiB\"\nread_cache = \"0\"\n"),
                        "t");
   ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->cluster->read_cache, 0u);
   EXPECT_EQ(r->cluster->move_rate, std::uint64_t{40} << 20);
   EXPECT_EQ(r->cluster->zone, "rack-1");
   EXPECT_EQ(r->cluster->replicas, 1);
@@ -654,6 +656,8 @@ TEST(ConfigTest, ClusterBadValues) {
   EXPECT_CONFIG_ERROR(Cluster("lease_ttl = \"0s\"\n"), "cluster.lease_ttl:");
   EXPECT_CONFIG_ERROR(Cluster("move_rate = 0\n"), "cluster.move_rate:", "more than 0");
   EXPECT_CONFIG_ERROR(Cluster("move_rate = \"fast\"\n"), "cluster.move_rate:");
+  EXPECT_CONFIG_ERROR(Cluster("read_cache = \"lots\"\n"), "cluster.read_cache:");
+  EXPECT_CONFIG_ERROR(Cluster("read_cache = -1\n"), "cluster.read_cache:");
   const auto replace = [](std::string_view from, std::string_view to) {
     std::string s = Cluster("");
     s.replace(s.find(from), from.size(), to);

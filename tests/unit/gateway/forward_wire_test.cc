@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "storage/read_cache.h"
+
 namespace strata::gateway {
 namespace {
 
@@ -67,7 +69,9 @@ TEST(ForwardWireTest, TrailingBytesAndOtherFormatsAreRefused) {
   EXPECT_FALSE(DecodeRequestHead(EncodeRequestHead(SampleRequest()) + "x").ok());
   EXPECT_FALSE(DecodeResponseHead(EncodeResponseHead(SampleResponse()) + "x").ok());
   std::string request = EncodeRequestHead(SampleRequest());
-  request[0] = 2;
+  request[0] = 3;
+  EXPECT_FALSE(DecodeRequestHead(request).ok());
+  request[0] = 0;
   EXPECT_FALSE(DecodeRequestHead(request).ok());
   // The response and the request heads are not each other's.
   EXPECT_FALSE(DecodeRequestHead(EncodeResponseHead(SampleResponse())).ok());
@@ -106,6 +110,101 @@ TEST(ForwardWireTest, WhatHttpDoesNotAllowIsRefused) {
   EXPECT_FALSE(status_refused(599));
   std::string flags = EncodeResponseHead(SampleResponse());
   flags[11] = 2;  // format 1, status 2, length 8: the flags byte
+  EXPECT_FALSE(DecodeResponseHead(flags).ok());
+}
+
+TEST(ForwardWireTest, TheReadCachesFieldsRoundTripInFormat2) {
+  auto request = SampleRequest();
+  request.method = "GET";
+  EXPECT_EQ(EncodeRequestHead(request)[0], kForwardFormat);  // what earlier builds read
+  request.takes_cache = true;
+  EXPECT_EQ(EncodeRequestHead(request)[0], kForwardCacheFormat);
+  request.cached_tag = "3HL4kqtJvjVBH40Nrjfkd:00ff00ff00ff00ff";
+  auto back = DecodeRequestHead(EncodeRequestHead(request));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->takes_cache);
+  EXPECT_EQ(back->cached_tag, request.cached_tag);
+  EXPECT_EQ(back->fields, request.fields);
+  EXPECT_EQ(back->target, request.target);
+
+  auto response = SampleResponse();
+  EXPECT_EQ(EncodeResponseHead(response)[0], kForwardFormat);
+  response.from_cache = true;
+  response.cache_first = 12345;
+  auto from_cache = DecodeResponseHead(EncodeResponseHead(response));
+  ASSERT_TRUE(from_cache.ok()) << from_cache.error().message;
+  EXPECT_TRUE(from_cache->from_cache);
+  EXPECT_TRUE(from_cache->close);
+  EXPECT_EQ(from_cache->cache_first, 12345u);
+  EXPECT_EQ(from_cache->content_length, response.content_length);
+  EXPECT_TRUE(from_cache->cache_tag.empty());
+
+  auto offer = SampleResponse();
+  offer.status = 200;
+  offer.close = false;
+  offer.cache_tag = "null:0123456789abcdef";
+  offer.cache_crc = 0xfedcba9876543210;
+  auto offered = DecodeResponseHead(EncodeResponseHead(offer));
+  ASSERT_TRUE(offered.ok()) << offered.error().message;
+  EXPECT_FALSE(offered->from_cache);
+  EXPECT_FALSE(offered->close);
+  EXPECT_EQ(offered->cache_tag, offer.cache_tag);
+  EXPECT_EQ(offered->cache_crc, offer.cache_crc);
+  EXPECT_EQ(offered->fields, offer.fields);
+
+  for (const std::string& bytes :
+       {EncodeRequestHead(request), EncodeResponseHead(response), EncodeResponseHead(offer)}) {
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      EXPECT_FALSE(DecodeRequestHead(bytes.substr(0, n)).ok() ||
+                   DecodeResponseHead(bytes.substr(0, n)).ok())
+          << n;
+    }
+  }
+}
+
+TEST(ForwardWireTest, BadReadCacheFieldsAreRefused) {
+  auto request_refused = [](auto edit) {
+    auto head = SampleRequest();
+    head.takes_cache = true;
+    edit(head);
+    return !DecodeRequestHead(EncodeRequestHead(head)).ok();
+  };
+  EXPECT_FALSE(request_refused([](auto&) {}));
+  EXPECT_TRUE(request_refused([](auto& h) { h.cached_tag = "a tag"; }));
+  EXPECT_TRUE(request_refused([](auto& h) { h.cached_tag = "tag\r\n"; }));
+  EXPECT_TRUE(request_refused(
+      [](auto& h) { h.cached_tag = std::string(storage::kMaxReadCacheTag + 1, 't'); }));
+  EXPECT_FALSE(
+      request_refused([](auto& h) { h.cached_tag = std::string(storage::kMaxReadCacheTag, 't'); }));
+  // Format 2 without its fields, and unknown flags.
+  std::string bare = EncodeRequestHead(SampleRequest());
+  const std::size_t after_id = bare.find("0123456789abcdef") + 16;  // the request id's end
+  bare.insert(after_id, std::string("\0\0\0\0\0", 5));              // flags 0, an empty tag
+  bare[0] = 2;
+  EXPECT_FALSE(DecodeRequestHead(bare).ok());
+  bare[after_id] = 1;
+  EXPECT_TRUE(DecodeRequestHead(bare).ok());
+  bare[after_id] = 2;
+  EXPECT_FALSE(DecodeRequestHead(bare).ok());
+
+  auto response_refused = [](auto edit) {
+    auto head = SampleResponse();
+    head.from_cache = true;
+    edit(head);
+    return !DecodeResponseHead(EncodeResponseHead(head)).ok();
+  };
+  EXPECT_FALSE(response_refused([](auto&) {}));
+  EXPECT_TRUE(response_refused([](auto& h) { h.cache_first = ~std::uint64_t{0}; }));
+  EXPECT_TRUE(response_refused([](auto& h) { h.cache_crc = 1; }));  // a CRC without a tag
+  EXPECT_TRUE(response_refused([](auto& h) {
+    h.from_cache = false;
+    h.cache_first = 1;
+    h.cache_tag = "t";
+  }));
+  EXPECT_TRUE(response_refused([](auto& h) { h.cache_tag = "bad tag"; }));
+  std::string flags = EncodeResponseHead(SampleResponse());
+  flags[0] = 2;
+  flags[11] = 4;
   EXPECT_FALSE(DecodeResponseHead(flags).ok());
 }
 
