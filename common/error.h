@@ -72,7 +72,10 @@ enum class ErrorCode {
   kExpiredPresignedRequest,  // S3 answers AccessDenied "Request has expired"
   kMissingSecurityHeader,
   kInvalidChunkSize,  // aws-chunked framing violated
+  kMalformedPolicy,   // a bucket policy S3 would refuse (auth/policy.h)
 };
+// The highest code: what a peer may send (storage/peer/wire.cc). New codes go before it.
+inline constexpr ErrorCode kLastErrorCode = ErrorCode::kMalformedPolicy;
 
 // A failure: what went wrong (code), for whom (message, safe to show the client:
 // never a secret), and whether the same call may succeed if retried.

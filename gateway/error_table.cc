@@ -110,6 +110,8 @@ S3ErrorInfo LookupS3Error(ErrorCode code) {
       return {400, "MissingSecurityHeader"};
     case ErrorCode::kInvalidChunkSize:
       return {400, "InvalidChunkSizeError"};
+    case ErrorCode::kMalformedPolicy:
+      return {400, "MalformedPolicy"};
   }
   return {500, "InternalError"};
 }

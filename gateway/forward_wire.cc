@@ -80,11 +80,8 @@ bool IsFieldValue(std::string_view s) {
   return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
-// An origin-form target: a '/' and then visible ASCII only.
-bool IsOriginTarget(std::string_view s) {
-  if (s.empty() || s.front() != '/') {
-    return false;
-  }
+// Visible ASCII only (no space, no control character).
+bool IsVisibleAscii(std::string_view s) {
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
     if (u <= 0x20 || u >= 0x7f) {
@@ -94,18 +91,14 @@ bool IsOriginTarget(std::string_view s) {
   return true;
 }
 
+// An origin-form target: a '/' and then visible ASCII only.
+bool IsOriginTarget(std::string_view s) {
+  return !s.empty() && s.front() == '/' && IsVisibleAscii(s);
+}
+
 // A read cache's tag (storage/read_cache.h): visible ASCII, at most kMaxReadCacheTag.
 bool IsCacheTag(std::string_view s) {
-  if (s.size() > storage::kMaxReadCacheTag) {
-    return false;
-  }
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u >= 0x7f) {
-      return false;
-    }
-  }
-  return true;
+  return s.size() <= storage::kMaxReadCacheTag && IsVisibleAscii(s);
 }
 
 Result<ForwardedFields> ReadFields(Reader& in) {

@@ -92,7 +92,7 @@ class LocalReadCache final : public ReadCache {
     auto reader = ExtentReader::Open(*tier_, {metadata::Extent{file_id, size}});
     if (!reader.ok()) {
       spdlog::warn("read cache: a copy cannot be opened, dropped: {}", reader.error().message);
-      Drop(map_key, /*error=*/true);
+      Drop(map_key, /*error=*/true, file_id);
       return std::nullopt;
     }
     hit.reader = std::move(reader).value();
@@ -197,12 +197,14 @@ class LocalReadCache final : public ReadCache {
     index_.erase(it);
   }
 
-  void Drop(const std::string& map_key, bool error) {
+  // Drops the key's copy; with `file_id`, only when it is still that file (a fill may have
+  // replaced it since).
+  void Drop(const std::string& map_key, bool error, std::string_view file_id = {}) {
     std::vector<std::string> unlink;
     {
       std::lock_guard lock(mu_);
       auto it = index_.find(map_key);
-      if (it == index_.end()) {
+      if (it == index_.end() || (!file_id.empty() && it->second->file_id != file_id)) {
         return;
       }
       unlink.push_back(it->second->file_id);

@@ -133,7 +133,7 @@ Result<WireError> DecodeError(std::string_view payload) {
     return Bad("error: wrong length");
   }
   const auto code = GetLe(payload, 0, 2);
-  if (code > static_cast<std::uint64_t>(ErrorCode::kInvalidChunkSize)) {
+  if (code > static_cast<std::uint64_t>(kLastErrorCode)) {
     return Bad("error: unknown code");
   }
   const auto flags = GetLe(payload, 2, 1);

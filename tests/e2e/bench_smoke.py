@@ -126,6 +126,9 @@ STANDARD = "hot"
         assert crc["crc64nvme_gb_per_s"] > 0 and crc["memcpy_gb_per_s"] > 0, crc
         sig = bench_json("sigv4", "--duration", 0.2)
         assert sig["verify_header_per_s"] > 0 and sig["verify_presigned_per_s"] > 0, sig
+        policy = bench_json("policy", "--duration", 0.2, "--statements", 20)
+        assert policy["statements"] == 20 and policy["evaluations_per_s"] > 0, policy
+        assert policy["parses_per_s"] > 0, policy
         # The lifecycle pass benchmark expires exactly the due versions (twice 20).
         lc = bench_json("lifecycle", "--objects", 200, "--due", 20, "--dir",
                         os.path.join(work, "lifecycle"))

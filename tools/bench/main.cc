@@ -7,6 +7,7 @@
 //   strata-bench presign  --endpoint URL [key options] [--expires S]   (one path?query a line)
 //   strata-bench crc      [--mib 256] [--rounds 5]
 //   strata-bench sigv4    [--duration 2]
+//   strata-bench policy   [--duration 2] [--statements 20]
 //   strata-bench lifecycle [--objects 10000] [--due 1000] [--dir D]  (a pass's cost vs size)
 //   strata-bench cache [--objects 100000] [--fraction 0.3] [--epochs 4] [--zipf 0.9]
 //                      [--zipf-reads 2000000] [--zipf-fraction 0.05]  (eviction policy vs LRU)
@@ -43,14 +44,14 @@ namespace {
 using strata::bench::Endpoint;
 
 int Usage(const char* why) {
-  std::fprintf(
-      stderr,
-      "strata-bench: %s\n"
-      "usage: strata-bench load|populate|list|request|presign|crc|sigv4|lifecycle|cache|epoch "
-      "[--option value]...\n"
-      "       (see the comment at the top of tools/bench/main.cc, or "
-      "tools/bench/README.md)\n",
-      why);
+  std::fprintf(stderr,
+               "strata-bench: %s\n"
+               "usage: strata-bench "
+               "load|populate|list|request|presign|crc|sigv4|policy|lifecycle|cache|epoch "
+               "[--option value]...\n"
+               "       (see the comment at the top of tools/bench/main.cc, or "
+               "tools/bench/README.md)\n",
+               why);
   return 2;
 }
 
@@ -414,6 +415,22 @@ int SigV4(Args& args) {
   return Emit(args, json, r.header_per_s <= 0);
 }
 
+int Policy(Args& args) {
+  double seconds = args.Num("duration", 2);
+  int statements = static_cast<int>(args.Num("statements", 20));
+  if (std::string unused = args.Unused(); !unused.empty()) {
+    return Usage(("unknown option " + unused).c_str());
+  }
+  auto r = strata::bench::RunPolicy(seconds, statements);
+  std::string json = "{\"mode\":\"policy\",\"statements\":" + std::to_string(r.statements) +
+                     ",\"evaluations_per_s\":" + Fmt("%.0f", r.evaluations_per_s) +
+                     ",\"parses_per_s\":" + Fmt("%.0f", r.parses_per_s) + "}";
+  if (!r.allowed) {
+    std::fprintf(stderr, "strata-bench: the bench policy did not parse or did not allow\n");
+  }
+  return Emit(args, json, !r.allowed);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -455,6 +472,9 @@ int main(int argc, char** argv) {
   }
   if (mode == "epoch") {
     return Epoch(args);
+  }
+  if (mode == "policy") {
+    return Policy(args);
   }
   return Usage(("unknown mode " + mode).c_str());
 }

@@ -1,11 +1,16 @@
 #include "tools/bench/micro.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "auth/policy.h"
 #include "auth/signer.h"
 #include "auth/verifier.h"
 #include "storage/crc64nvme.h"
@@ -147,6 +152,86 @@ SigV4Result RunSigV4(double seconds) {
   if (failures > 0) {
     r.header_per_s = r.presign_per_s = 0;
   }
+  return r;
+}
+
+namespace {
+
+// The request's condition values: its address and, for listings, a prefix.
+class BenchConditions final : public auth::ConditionSource {
+ public:
+  std::optional<std::span<const std::string>> Values(std::string_view key) const override {
+    if (key == "aws:sourceip") {
+      return std::span<const std::string>(&address_, 1);
+    }
+    if (key == "aws:securetransport") {
+      return std::span<const std::string>(&secure_, 1);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::string address_ = "10.1.2.3";
+  std::string secure_ = "false";
+};
+
+// Statement i of the bench's policy: most name other prefixes, actions or users, some deny
+// from outside an address range; the last allows the GET.
+std::string BenchStatement(int i, int count) {
+  if (i == count - 1) {
+    return R"({"Sid":"Readers","Effect":"Allow","Principal":"*","Action":["s3:GetObject",)"
+           R"("s3:GetObjectVersion"],"Resource":"arn:aws:s3:::bench/datasets/*",)"
+           R"("Condition":{"IpAddress":{"aws:SourceIp":["10.0.0.0/8","192.168.0.0/16"]}}})";
+  }
+  const std::string n = std::to_string(i);
+  switch (i % 4) {
+    case 0:
+      return R"({"Sid":"Team)" + n +
+             R"(","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:user/u)" + n +
+             R"("},"Action":"s3:*","Resource":"arn:aws:s3:::bench/teams/t)" + n + R"(/*"})";
+    case 1:
+      return R"({"Sid":"NoDelete)" + n +
+             R"(","Effect":"Deny","Principal":"*","Action":["s3:DeleteObject","s3:Put*"],)"
+             R"("Resource":"arn:aws:s3:::bench/archive)" +
+             n + R"(/*"})";
+    case 2:
+      return R"({"Sid":"Tls)" + n +
+             R"(","Effect":"Deny","Principal":"*","Action":"s3:PutObject",)"
+             R"("Resource":"arn:aws:s3:::bench/*","Condition":{"Bool":{"aws:SecureTransport":"false"},)"
+             R"("StringLike":{"s3:x-amz-storage-class":["GLACIER*"]}}})";
+    default:
+      return R"({"Sid":"List)" + n +
+             R"(","Effect":"Allow","Principal":"*","Action":"s3:ListBucket",)"
+             R"("Resource":"arn:aws:s3:::bench","Condition":{"StringLike":{"s3:prefix":["public/)" +
+             n + R"(/*"]}}})";
+  }
+}
+
+}  // namespace
+
+PolicyResult RunPolicy(double seconds, int statements) {
+  PolicyResult r;
+  r.statements = std::max(1, statements);
+  std::string json = R"({"Version":"2012-10-17","Statement":[)";
+  for (int i = 0; i < r.statements; ++i) {
+    json += (i == 0 ? "" : ",") + BenchStatement(i, r.statements);
+  }
+  json += "]}";
+  auto policy = auth::BucketPolicy::Parse(json, "bench");
+  if (!policy.ok()) {
+    return r;  // zeros: the caller reports the failure
+  }
+  const std::vector<std::string> ids = {"arn:aws:iam::111122223333:user/reader"};
+  const auth::PolicyPrincipal principal{ids, std::string_view()};
+  const BenchConditions conditions;
+  const auth::PolicyRequest request{"s3:GetObject", "arn:aws:s3:::bench/datasets/shard-00042.tar",
+                                    &principal, &conditions};
+  r.allowed = policy->Evaluate(request) == auth::PolicyDecision::kAllow;
+  r.evaluations_per_s = PerSecond(
+      seconds, [&] { g_sink = g_sink + static_cast<std::uint64_t>(policy->Evaluate(request)); });
+  r.parses_per_s = PerSecond(std::min(seconds, 1.0), [&] {
+    g_sink = g_sink + (auth::BucketPolicy::Parse(json, "bench").ok() ? 1 : 0);
+  });
   return r;
 }
 

@@ -26,4 +26,15 @@ struct SigV4Result {
 // Runs each for about `seconds` seconds.
 SigV4Result RunSigV4(double seconds);
 
+struct PolicyResult {
+  int statements = 0;
+  double evaluations_per_s = 0;  // BucketPolicy::Evaluate of a GET every statement is read for
+  double parses_per_s = 0;       // BucketPolicy::Parse of the same policy (PutBucketPolicy)
+  bool allowed = false;          // the evaluation's answer was the expected Allow
+};
+
+// A policy of `statements` statements (actions, wildcard resources, address and prefix
+// conditions; the one that allows is the last), evaluated for about `seconds` seconds.
+PolicyResult RunPolicy(double seconds, int statements);
+
 }  // namespace strata::bench

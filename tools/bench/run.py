@@ -326,6 +326,13 @@ http {{
                  "-", None, "report", None)
         self.row("SigV4 verify, presigned GET, 1 core", f"{sig['verify_presigned_per_s']:,.0f} /s",
                  "-", None, "report", None)
+        policy = self.bench("policy", "--duration", 1 if self.p.quick else 3, "--statements", 20)
+        self.raw["policy"] = policy
+        self.row("bucket policy evaluation (20 statements, the allowing one last), 1 core",
+                 f"{policy['evaluations_per_s']:,.0f} /s",
+                 f"{sig['verify_header_per_s']:,.0f} /s (SigV4 verify)",
+                 round(self.ratio(policy["evaluations_per_s"], sig["verify_header_per_s"]), 3),
+                 "report", None)
 
     def disk_baselines(self):
         rt = self.p.fio_runtime

@@ -166,6 +166,38 @@ TEST(GatewayMetrics, ConnectionsAndSample) {
   EXPECT_TRUE(build_info) << text;
 }
 
+TEST(GatewayMetrics, TheReadCacheAndWhereForwardedGetsBytesCameFrom) {
+  GatewayMetrics metrics;
+  ScrapeSample sample;
+  EXPECT_EQ(metrics.Render(sample).find("strata_read_cache"), std::string::npos);
+  EXPECT_EQ(metrics.Render(sample).find("strata_forwarded_gets"), std::string::npos);
+  sample.read_cache = storage::ReadCacheStats{.capacity = 4096,
+                                              .bytes = 1000,
+                                              .entries = 3,
+                                              .hits = 7,
+                                              .fills = 4,
+                                              .refused = 2,
+                                              .evictions = 1,
+                                              .errors = 5};
+  sample.forwarded_gets =
+      ForwardedGetCounts{.from_owner = 11, .from_replica = 12, .from_cache = 13};
+  auto text = metrics.Render(sample);
+  EXPECT_TRUE(HasLine(text, "strata_read_cache_bytes 1000")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_read_cache_capacity_bytes 4096")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_read_cache_entries 3")) << text;
+  EXPECT_TRUE(HasLine(text, "# TYPE strata_read_cache_events_total counter")) << text;
+  for (const auto& [event, count] :
+       {std::pair{"hit", 7}, std::pair{"fill", 4}, std::pair{"refused", 2},
+        std::pair{"eviction", 1}, std::pair{"error", 5}}) {
+    EXPECT_TRUE(HasLine(text, "strata_read_cache_events_total{event=\"" + std::string(event) +
+                                  "\"} " + std::to_string(count)))
+        << event << text;
+  }
+  EXPECT_TRUE(HasLine(text, "strata_forwarded_gets_total{bytes_from=\"owner\"} 11")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_forwarded_gets_total{bytes_from=\"replica\"} 12")) << text;
+  EXPECT_TRUE(HasLine(text, "strata_forwarded_gets_total{bytes_from=\"cache\"} 13")) << text;
+}
+
 TEST(GatewayMetrics, EveryLineIsACommentOrASample) {
   GatewayMetrics metrics;
   auto& a = metrics.AddShard();
