@@ -501,6 +501,14 @@ bool BucketPolicy::IsPublic() const {
   return false;
 }
 
+std::optional<std::span<const std::string>> MapConditionSource::Values(std::string_view key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) {
+    return std::nullopt;
+  }
+  return std::span<const std::string>(it->second);
+}
+
 const std::string& BucketPolicy::text() const { return parsed_->text; }
 std::size_t BucketPolicy::statement_count() const { return parsed_->statements.size(); }
 

@@ -21,6 +21,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -51,6 +53,20 @@ class ConditionSource {
   // The key's values (several for a multi-valued key such as s3:RequestObjectTagKeys), or
   // nullopt when the request has no such key. The span stays valid until the next call.
   virtual std::optional<std::span<const std::string>> Values(std::string_view key) const = 0;
+};
+
+// A ConditionSource over a map of lower-cased keys, for tests and tools.
+class MapConditionSource final : public ConditionSource {
+ public:
+  using ValueMap = std::map<std::string, std::vector<std::string>, std::less<>>;
+  MapConditionSource() = default;
+  MapConditionSource(
+      std::initializer_list<std::pair<const std::string, std::vector<std::string>>> values)
+      : values_(values) {}
+  std::optional<std::span<const std::string>> Values(std::string_view key) const override;
+
+ private:
+  ValueMap values_;
 };
 
 struct PolicyRequest {

@@ -4,7 +4,6 @@
 // every kind: anonymous and signed, bucket and object, with and without condition values.
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,18 +18,9 @@ using strata::auth::ConditionSource;
 using strata::auth::PolicyPrincipal;
 using strata::auth::PolicyRequest;
 
-class FixedConditions final : public ConditionSource {
- public:
-  std::optional<std::span<const std::string>> Values(std::string_view key) const override {
-    auto it = values_.find(std::string(key));
-    if (it == values_.end()) {
-      return std::nullopt;
-    }
-    return std::span<const std::string>(it->second);
-  }
-
- private:
-  std::map<std::string, std::vector<std::string>> values_ = {
+// Values of the keys the seeds' conditions name.
+const strata::auth::MapConditionSource& FixedConditions() {
+  static const strata::auth::MapConditionSource conditions{
       {"aws:sourceip", {"192.0.2.7"}},
       {"aws:securetransport", {"false"}},
       {"aws:currenttime", {"2026-12-07T00:00:00Z"}},
@@ -41,7 +31,8 @@ class FixedConditions final : public ConditionSource {
       {"s3:existingobjecttag/team", {"ml"}},
       {"aws:sourcearn", {"arn:aws:cloudfront::111122223333:distribution/E1"}},
   };
-};
+  return conditions;
+}
 
 }  // namespace
 
@@ -58,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                "111122223333"};
   static const PolicyPrincipal alice{
       ids, "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be"};
-  static const FixedConditions conditions;
+  const ConditionSource& conditions = FixedConditions();
   for (const PolicyPrincipal* who : {static_cast<const PolicyPrincipal*>(nullptr), &alice}) {
     for (const ConditionSource* source : {static_cast<const ConditionSource*>(nullptr),
                                           static_cast<const ConditionSource*>(&conditions)}) {

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -17,21 +16,7 @@ namespace {
 using internal::GlobMatch;
 
 // The request's condition values, keys lower-cased.
-class MapSource final : public ConditionSource {
- public:
-  MapSource(std::initializer_list<std::pair<const std::string, std::vector<std::string>>> values)
-      : values_(values) {}
-  std::optional<std::span<const std::string>> Values(std::string_view key) const override {
-    auto it = values_.find(std::string(key));
-    if (it == values_.end()) {
-      return std::nullopt;
-    }
-    return std::span<const std::string>(it->second);
-  }
-
- private:
-  std::map<std::string, std::vector<std::string>> values_;
-};
+using MapSource = MapConditionSource;
 
 const std::vector<std::string> kAliceIds = {"arn:aws:iam::111122223333:user/alice", "111122223333"};
 const PolicyPrincipal kAlice{kAliceIds, std::string_view()};
