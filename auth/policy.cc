@@ -43,6 +43,7 @@ struct Statement {
   bool not_action = false;
   std::vector<std::string> resources;
   bool not_resource = false;
+  bool expand_resources = false;  // some resource holds a policy variable (2012-10-17)
   std::vector<ConditionClause> conditions;
 };
 
@@ -207,7 +208,7 @@ bool ActionsApply(const std::vector<std::string>& actions,
   return false;
 }
 
-Result<std::vector<ConditionClause>> ReadConditions(const Json& value) {
+Result<std::vector<ConditionClause>> ReadConditions(const Json& value, bool variables) {
   if (!value.is_object()) {
     return Malformed("Condition must be an object");
   }
@@ -231,6 +232,10 @@ Result<std::vector<ConditionClause>> ReadConditions(const Json& value) {
         return Malformed("Invalid value for condition " + key);
       }
       clause.values = std::move(*list);
+      clause.expand = variables && std::any_of(clause.values.begin(), clause.values.end(),
+                                               [](const std::string& v) {
+                                                 return internal::HasPolicyVariable(v);
+                                               });
       STRATA_RETURN_IF_ERROR(internal::PrepareConditionValues(clause));
       out.push_back(std::move(clause));
     }
@@ -238,7 +243,8 @@ Result<std::vector<ConditionClause>> ReadConditions(const Json& value) {
   return out;
 }
 
-Result<Statement> ReadStatement(const Json& value, std::string_view bucket) {
+// `variables`: the policy's Version has policy variables (2012-10-17).
+Result<Statement> ReadStatement(const Json& value, std::string_view bucket, bool variables) {
   if (!value.is_object()) {
     return Malformed("Statement must be an object");
   }
@@ -309,12 +315,15 @@ Result<Statement> ReadStatement(const Json& value, std::string_view bucket) {
     }
   }
   statement.resources = std::move(*resources);
+  statement.expand_resources =
+      variables && std::any_of(statement.resources.begin(), statement.resources.end(),
+                               [](const std::string& r) { return internal::HasPolicyVariable(r); });
   if (!statement.not_action && !statement.not_resource &&
       !ActionsApply(statement.actions, statement.resources, bucket)) {
     return Malformed("Action does not apply to any resource(s) in statement");
   }
   if (value.contains("Condition")) {
-    auto conditions = ReadConditions(value["Condition"]);
+    auto conditions = ReadConditions(value["Condition"], variables);
     if (!conditions.ok()) {
       return std::move(conditions).error();
     }
@@ -350,9 +359,14 @@ bool Applies(const Statement& statement, const PolicyRequest& request) {
   if (action == statement.not_action) {
     return false;
   }
-  const bool resource =
-      std::any_of(statement.resources.begin(), statement.resources.end(),
-                  [&](const std::string& pattern) { return GlobMatch(pattern, request.resource); });
+  const bool resource = std::any_of(
+      statement.resources.begin(), statement.resources.end(), [&](const std::string& pattern) {
+        if (statement.expand_resources && internal::HasPolicyVariable(pattern)) {
+          const auto expanded = internal::ExpandPolicyVariables(pattern, request.conditions);
+          return expanded && GlobMatch(*expanded, request.resource, false, /*escaped=*/true);
+        }
+        return GlobMatch(pattern, request.resource);
+      });
   if (resource == statement.not_resource) {
     return false;
   }
@@ -447,8 +461,9 @@ Result<BucketPolicy> BucketPolicy::Parse(std::string_view json, std::string_view
   auto parsed = std::make_unique<Parsed>();
   parsed->text = std::string(json);
   std::set<std::string, std::less<>> sids;
+  const bool variables = document.contains("Version") && document["Version"] == "2012-10-17";
   auto add = [&](const Json& value) -> Result<void> {
-    auto read = ReadStatement(value, bucket);
+    auto read = ReadStatement(value, bucket, variables);
     if (!read.ok()) {
       return std::move(read).error();
     }

@@ -12,7 +12,8 @@
 // wildcards), and Condition: the String*, Numeric*, Date*, Bool, IpAddress /
 // NotIpAddress, Arn* and Null operators, each but Null also as ...IfExists, with the
 // ForAllValues: / ForAnyValue: set qualifiers, over AWS's global keys (aws:...) and S3's
-// (s3:...). Policy variables (${aws:username} in a resource) are not expanded yet.
+// (s3:...); with Version 2012-10-17, policy variables ("${aws:username}", defaults,
+// "${*}") in resources and string conditions.
 //
 // Evaluation, as S3 evaluates a bucket policy: a statement applies when its principal,
 // action, resource and every condition match; any Deny that applies wins, else any Allow

@@ -178,18 +178,50 @@ bool ArnMatches(std::string_view pattern, std::string_view arn) {
   return GlobMatch(pattern, arn);
 }
 
+// A string operator's test of one request value against one of its values.
+bool StringMatches(ConditionOp op, std::string_view want, std::string_view value) {
+  if (op == ConditionOp::kStringLike || op == ConditionOp::kStringNotLike) {
+    return GlobMatch(want, value);
+  }
+  if (op == ConditionOp::kStringEqualsIgnoreCase || op == ConditionOp::kStringNotEqualsIgnoreCase) {
+    return EqualsIgnoreCase(want, value);
+  }
+  return want == value;
+}
+
+// The same with policy variables expanded in `want`: the expansion is an escaped pattern,
+// so equality becomes a match without wildcards.
+bool ExpandedStringMatches(ConditionOp op, std::string_view want, std::string_view value,
+                           const ConditionSource* source) {
+  const auto expanded = ExpandPolicyVariables(want, source);
+  if (!expanded) {
+    return false;
+  }
+  const bool like = op == ConditionOp::kStringLike || op == ConditionOp::kStringNotLike;
+  if (like) {
+    return GlobMatch(*expanded, value, false, /*escaped=*/true);
+  }
+  // Equality: every character of the expansion literal.
+  std::string literal;
+  for (std::size_t i = 0; i < expanded->size(); ++i) {
+    if ((*expanded)[i] == '\\' && i + 1 < expanded->size()) {
+      ++i;
+    }
+    literal.push_back((*expanded)[i]);
+  }
+  return StringMatches(op, literal, value);
+}
+
 // Whether one request value matches one of the clause's values, by the operator's
 // positive form (StringNotEquals tests equality here; the caller negates).
-bool MatchesAny(const ConditionClause& clause, std::string_view value) {
+bool MatchesAny(const ConditionClause& clause, std::string_view value,
+                const ConditionSource* source) {
   const ConditionOp op = clause.op;
   if (IsStringOp(op)) {
     for (const auto& want : clause.values) {
-      const bool hit = op == ConditionOp::kStringLike || op == ConditionOp::kStringNotLike
-                           ? GlobMatch(want, value)
-                       : op == ConditionOp::kStringEqualsIgnoreCase ||
-                               op == ConditionOp::kStringNotEqualsIgnoreCase
-                           ? EqualsIgnoreCase(want, value)
-                           : want == value;
+      const bool hit = clause.expand && HasPolicyVariable(want)
+                           ? ExpandedStringMatches(op, want, value, source)
+                           : StringMatches(op, want, value);
       if (hit) {
         return true;
       }
@@ -265,8 +297,9 @@ bool MatchesAny(const ConditionClause& clause, std::string_view value) {
 
 // The element test of one request value: the operator's positive match, or for a negated
 // operator that it matches none of the clause's values.
-bool ValueSatisfies(const ConditionClause& clause, std::string_view value) {
-  return MatchesAny(clause, value) != clause.negated();
+bool ValueSatisfies(const ConditionClause& clause, std::string_view value,
+                    const ConditionSource* source) {
+  return MatchesAny(clause, value, source) != clause.negated();
 }
 
 }  // namespace
@@ -388,18 +421,85 @@ bool ConditionHolds(const ConditionClause& clause, const ConditionSource* source
   switch (clause.set) {
     case ConditionSet::kForAllValues:
       return std::all_of(values->begin(), values->end(),
-                         [&](const std::string& v) { return ValueSatisfies(clause, v); });
+                         [&](const std::string& v) { return ValueSatisfies(clause, v, source); });
     case ConditionSet::kForAnyValue:
       return std::any_of(values->begin(), values->end(),
-                         [&](const std::string& v) { return ValueSatisfies(clause, v); });
+                         [&](const std::string& v) { return ValueSatisfies(clause, v, source); });
     case ConditionSet::kSingle:
       break;
   }
   // A single-valued operator over a key with values: a positive one holds when any value
   // matches, a negated one when none does.
   const bool any = std::any_of(values->begin(), values->end(),
-                               [&](const std::string& v) { return MatchesAny(clause, v); });
+                               [&](const std::string& v) { return MatchesAny(clause, v, source); });
   return any != clause.negated();
+}
+
+bool HasPolicyVariable(std::string_view pattern) {
+  const auto open = pattern.find("${");
+  return open != std::string_view::npos && pattern.find('}', open) != std::string_view::npos;
+}
+
+std::optional<std::string> ExpandPolicyVariables(std::string_view pattern,
+                                                 const ConditionSource* source) {
+  std::string out;
+  out.reserve(pattern.size() + 16);
+  while (!pattern.empty()) {
+    const auto open = pattern.find("${");
+    const auto close = open == std::string_view::npos ? open : pattern.find('}', open);
+    if (close == std::string_view::npos) {
+      // No (more) variables: the rest as written, its wildcards still wildcards.
+      for (char c : pattern) {
+        if (c == '\\') {
+          out.push_back('\\');
+        }
+        out.push_back(c);
+      }
+      break;
+    }
+    for (char c : pattern.substr(0, open)) {
+      if (c == '\\') {
+        out.push_back('\\');
+      }
+      out.push_back(c);
+    }
+    std::string_view body = pattern.substr(open + 2, close - open - 2);
+    pattern.remove_prefix(close + 1);
+    if (body == "*" || body == "?" || body == "$") {
+      AppendEscaped(out, body);
+      continue;
+    }
+    // "key" or "key, 'default'".
+    std::optional<std::string_view> fallback;
+    if (const auto comma = body.find(','); comma != std::string_view::npos) {
+      std::string_view rest = body.substr(comma + 1);
+      while (!rest.empty() && rest.front() == ' ') {
+        rest.remove_prefix(1);
+      }
+      if (rest.size() >= 2 && rest.front() == '\'' && rest.back() == '\'') {
+        fallback = rest.substr(1, rest.size() - 2);
+      }
+      body = body.substr(0, comma);
+    }
+    while (!body.empty() && body.back() == ' ') {
+      body.remove_suffix(1);
+    }
+    std::string key(body);
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c | 0x20) : c; });
+    std::optional<std::span<const std::string>> values;
+    if (source != nullptr) {
+      values = source->Values(key);
+    }
+    if (values && !values->empty()) {
+      AppendEscaped(out, values->front());
+    } else if (fallback) {
+      AppendEscaped(out, *fallback);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
 }
 
 bool ParseAddress(std::string_view text, AddressRange& out) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,9 @@ struct ConditionClause {
   std::vector<std::int64_t> times_ms;
   std::vector<AddressRange> ranges;
   bool null_expected = false;  // Null: true means "the key must be absent"
+  // Its values hold policy variables to expand (a string or ARN operator, Version
+  // 2012-10-17).
+  bool expand = false;
 
   // Whether the operator is a negation (StringNotEquals, NotIpAddress, ...): a request
   // without the key satisfies it.
@@ -84,6 +88,18 @@ Result<void> PrepareConditionValues(ConditionClause& clause);
 // Whether the clause holds for the request's values (`source` may be null: no key has a
 // value).
 bool ConditionHolds(const ConditionClause& clause, const ConditionSource* source);
+
+// Policy variables (Version 2012-10-17 only): "${aws:username}" in a resource or a string
+// condition's value stands for the request's value of that key (the key compared
+// case-insensitively), "${key, 'default'}" for the default when the request has none, and
+// "${*}", "${?}", "${$}" for those characters taken literally.
+bool HasPolicyVariable(std::string_view pattern);
+// `pattern` with its variables replaced, as an escaped pattern for GlobMatch(...,
+// escaped = true): what a variable stands for is matched literally (a user named "a*b"
+// matches only "a*b"). nullopt when a variable's key has no value and no default (the
+// pattern then matches nothing, as in AWS). An unterminated "${" stays as written.
+std::optional<std::string> ExpandPolicyVariables(std::string_view pattern,
+                                                 const ConditionSource* source);
 
 // A request's address (aws:SourceIp) as an AddressRange of one address; false when it
 // is not an IPv4 or IPv6 address.

@@ -22,6 +22,7 @@ using strata::auth::PolicyRequest;
 const strata::auth::MapConditionSource& FixedConditions() {
   static const strata::auth::MapConditionSource conditions{
       {"aws:sourceip", {"192.0.2.7"}},
+      {"aws:username", {"alice*?\\"}},
       {"aws:securetransport", {"false"}},
       {"aws:currenttime", {"2026-12-07T00:00:00Z"}},
       {"aws:epochtime", {"1796601600"}},

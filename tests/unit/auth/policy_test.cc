@@ -50,6 +50,14 @@ TEST(PolicyGlobTest, StarsAndQuestionMarks) {
   EXPECT_FALSE(GlobMatch("*a*b*c*", "xxaxxcxxbxx"));
   EXPECT_FALSE(GlobMatch("abc", "ABC"));
   EXPECT_TRUE(GlobMatch("s3:get*", "s3:GetObject", true));
+  // Escaped patterns (expanded policy variables): a backslash makes the next one literal.
+  EXPECT_TRUE(GlobMatch(R"(a\*b*)", "a*bcd", false, true));
+  EXPECT_FALSE(GlobMatch(R"(a\*b*)", "axbcd", false, true));
+  EXPECT_TRUE(GlobMatch(R"(a\\b)", R"(a\b)", false, true));
+  EXPECT_FALSE(GlobMatch(R"(a\?)", "ab", false, true));
+  std::string escaped;
+  internal::AppendEscaped(escaped, R"(x*?\)");
+  EXPECT_EQ(escaped, R"(x\*\?\\)");
   // A hostile pattern stays cheap: pattern x text at worst.
   EXPECT_FALSE(GlobMatch(std::string(1000, '*') + "b", std::string(20000, 'a')));
 }
@@ -299,6 +307,57 @@ TEST(PolicyTest, NotPrincipalNotActionAndNotResource) {
   EXPECT_EQ(Decide(policy, "s3:PutObject", "arn:aws:s3:::amzn-s3-demo-bucket/public/a", &kBob),
             PolicyDecision::kNone);
   EXPECT_FALSE(policy.IsPublic());
+}
+
+TEST(PolicyTest, PolicyVariables) {
+  // The IAM user guide's home folders: each user lists and uses only their own.
+  auto policy = MustParse(R"({"Version": "2012-10-17", "Statement": [
+    {"Effect": "Allow", "Principal": "*", "Action": "s3:ListBucket",
+     "Resource": "arn:aws:s3:::amzn-s3-demo-bucket",
+     "Condition": {"StringLike": {"s3:prefix": ["home/${aws:username}/*"]}}},
+    {"Effect": "Allow", "Principal": "*", "Action": ["s3:GetObject", "s3:PutObject"],
+     "Resource": "arn:aws:s3:::amzn-s3-demo-bucket/home/${aws:username}/*"},
+    {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+     "Resource": "arn:aws:s3:::amzn-s3-demo-bucket/guest/${aws:username, 'nobody'}/${*}"}]})");
+  MapSource alice{{"aws:username", {"alice"}}, {"s3:prefix", {"home/alice/photos/"}}};
+  MapSource alice_snooping{{"aws:username", {"alice"}}, {"s3:prefix", {"home/bob/"}}};
+  MapSource starry{{"aws:username", {"a*"}}};
+  EXPECT_EQ(Decide(policy, "s3:ListBucket", kBucket, &kAlice, &alice), PolicyDecision::kAllow);
+  EXPECT_EQ(Decide(policy, "s3:ListBucket", kBucket, &kAlice, &alice_snooping),
+            PolicyDecision::kNone);
+  EXPECT_EQ(Decide(policy, "s3:PutObject", "arn:aws:s3:::amzn-s3-demo-bucket/home/alice/x", &kAlice,
+                   &alice),
+            PolicyDecision::kAllow);
+  EXPECT_EQ(Decide(policy, "s3:PutObject", "arn:aws:s3:::amzn-s3-demo-bucket/home/bob/x", &kAlice,
+                   &alice),
+            PolicyDecision::kNone);
+  // A substituted value is matched literally: a user named "a*" is not every user a-.
+  EXPECT_EQ(Decide(policy, "s3:GetObject", "arn:aws:s3:::amzn-s3-demo-bucket/home/alice/x", &kAlice,
+                   &starry),
+            PolicyDecision::kNone);
+  EXPECT_EQ(Decide(policy, "s3:GetObject", "arn:aws:s3:::amzn-s3-demo-bucket/home/a*/x", &kAlice,
+                   &starry),
+            PolicyDecision::kAllow);
+  // Without the key, a variable matches nothing; with a default, the default.
+  EXPECT_EQ(Decide(policy, "s3:PutObject", "arn:aws:s3:::amzn-s3-demo-bucket/home//x", nullptr),
+            PolicyDecision::kNone);
+  EXPECT_EQ(
+      Decide(policy, "s3:GetObject", "arn:aws:s3:::amzn-s3-demo-bucket/guest/nobody/*", nullptr),
+      PolicyDecision::kAllow);
+  // ${*} is a literal '*'.
+  EXPECT_EQ(
+      Decide(policy, "s3:GetObject", "arn:aws:s3:::amzn-s3-demo-bucket/guest/nobody/x", nullptr),
+      PolicyDecision::kNone);
+  // Version 2008-10-17 has no variables: "${aws:username}" is text.
+  auto old = MustParse(R"({"Version": "2008-10-17", "Statement": {"Effect": "Allow",
+    "Principal": "*", "Action": "s3:GetObject",
+    "Resource": "arn:aws:s3:::amzn-s3-demo-bucket/home/${aws:username}/*"}})");
+  EXPECT_EQ(
+      Decide(old, "s3:GetObject", "arn:aws:s3:::amzn-s3-demo-bucket/home/alice/x", &kAlice, &alice),
+      PolicyDecision::kNone);
+  EXPECT_EQ(Decide(old, "s3:GetObject", "arn:aws:s3:::amzn-s3-demo-bucket/home/${aws:username}/x",
+                   &kAlice, &alice),
+            PolicyDecision::kAllow);
 }
 
 TEST(PolicyTest, ItKeepsItsText) {
