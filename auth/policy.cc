@@ -221,9 +221,7 @@ Result<std::vector<ConditionClause>> ReadConditions(const Json& value, bool vari
     }
     for (const auto& [key, values] : keys.items()) {
       ConditionClause clause = shape;
-      clause.key = key;
-      std::transform(clause.key.begin(), clause.key.end(), clause.key.begin(),
-                     [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c | 0x20) : c; });
+      clause.key = internal::ConditionKey(key);
       if (!internal::IsKnownConditionKey(clause.key)) {
         return Malformed("Policy has an invalid condition key");
       }

@@ -103,6 +103,43 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
+// The comparison of a Numeric or Date operator: both families list Equals, NotEquals
+// (compared as Equals, the caller negates), LessThan, LessThanEquals, GreaterThan,
+// GreaterThanEquals in that order from `first`.
+enum class Comparison { kEqual, kLess, kLessOrEqual, kGreater, kGreaterOrEqual };
+static_assert(static_cast<int>(ConditionOp::kNumericGreaterThanEquals) -
+                      static_cast<int>(ConditionOp::kNumericEquals) ==
+                  5 &&
+              static_cast<int>(ConditionOp::kDateGreaterThanEquals) -
+                      static_cast<int>(ConditionOp::kDateEquals) ==
+                  5);
+Comparison ComparisonOf(ConditionOp op, ConditionOp first) {
+  static constexpr Comparison kOrder[] = {Comparison::kEqual,   Comparison::kEqual,
+                                          Comparison::kLess,    Comparison::kLessOrEqual,
+                                          Comparison::kGreater, Comparison::kGreaterOrEqual};
+  return kOrder[static_cast<int>(op) - static_cast<int>(first)];
+}
+
+// Whether `got` compares so to one of `wants`.
+template <typename T>
+bool AnyCompares(Comparison comparison, T got, const std::vector<T>& wants) {
+  return std::any_of(wants.begin(), wants.end(), [&](T want) {
+    switch (comparison) {
+      case Comparison::kEqual:
+        return got == want;
+      case Comparison::kLess:
+        return got < want;
+      case Comparison::kLessOrEqual:
+        return got <= want;
+      case Comparison::kGreater:
+        return got > want;
+      case Comparison::kGreaterOrEqual:
+        return got >= want;
+    }
+    return false;
+  });
+}
+
 std::optional<double> ReadNumber(std::string_view text) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -241,36 +278,14 @@ bool MatchesAny(const ConditionClause& clause, std::string_view value,
     if (!got) {
       return false;
     }
-    for (double want : clause.numbers) {
-      const bool hit = op == ConditionOp::kNumericEquals || op == ConditionOp::kNumericNotEquals
-                           ? *got == want
-                       : op == ConditionOp::kNumericLessThan       ? *got < want
-                       : op == ConditionOp::kNumericLessThanEquals ? *got <= want
-                       : op == ConditionOp::kNumericGreaterThan    ? *got > want
-                                                                   : *got >= want;
-      if (hit) {
-        return true;
-      }
-    }
-    return false;
+    return AnyCompares(ComparisonOf(op, ConditionOp::kNumericEquals), *got, clause.numbers);
   }
   if (IsDateOp(op)) {
     const auto got = ReadTimeMs(value);
     if (!got) {
       return false;
     }
-    for (std::int64_t want : clause.times_ms) {
-      const bool hit = op == ConditionOp::kDateEquals || op == ConditionOp::kDateNotEquals
-                           ? *got == want
-                       : op == ConditionOp::kDateLessThan       ? *got < want
-                       : op == ConditionOp::kDateLessThanEquals ? *got <= want
-                       : op == ConditionOp::kDateGreaterThan    ? *got > want
-                                                                : *got >= want;
-      if (hit) {
-        return true;
-      }
-    }
-    return false;
+    return AnyCompares(ComparisonOf(op, ConditionOp::kDateEquals), *got, clause.times_ms);
   }
   if (op == ConditionOp::kBool) {
     for (const auto& want : clause.values) {
@@ -345,6 +360,16 @@ Result<void> ParseConditionOperator(std::string_view name, ConditionClause& clau
     }
   }
   return Malformed("Invalid Condition type : " + full);
+}
+
+std::string ConditionKey(std::string_view key) {
+  std::string out(key);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c | 0x20);
+    }
+  }
+  return out;
 }
 
 bool IsKnownConditionKey(std::string_view key) {
@@ -484,12 +509,9 @@ std::optional<std::string> ExpandPolicyVariables(std::string_view pattern,
     while (!body.empty() && body.back() == ' ') {
       body.remove_suffix(1);
     }
-    std::string key(body);
-    std::transform(key.begin(), key.end(), key.begin(),
-                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c | 0x20) : c; });
     std::optional<std::span<const std::string>> values;
     if (source != nullptr) {
-      values = source->Values(key);
+      values = source->Values(ConditionKey(body));
     }
     if (values && !values->empty()) {
       AppendEscaped(out, values->front());

@@ -77,6 +77,10 @@ struct ConditionClause {
 // `clause`'s op, set and if_exists. kMalformedPolicy when S3 knows no such operator.
 Result<void> ParseConditionOperator(std::string_view name, ConditionClause& clause);
 
+// A condition key as ConditionSource is asked for it: ASCII letters lower-cased (IAM
+// compares keys case-insensitively).
+std::string ConditionKey(std::string_view key);
+
 // Whether `key` (lower-cased) is a condition key S3 evaluates: any aws: global key (one
 // strata does not provide reads as absent), and S3's own s3: keys.
 bool IsKnownConditionKey(std::string_view key);
