@@ -522,6 +522,15 @@ std::optional<std::span<const std::string>> MapConditionSource::Values(std::stri
   return std::span<const std::string>(it->second);
 }
 
+bool BucketPolicy::NamesConditionKeys(std::string_view prefix) const {
+  return std::any_of(
+      parsed_->statements.begin(), parsed_->statements.end(), [prefix](const Statement& statement) {
+        return std::any_of(
+            statement.conditions.begin(), statement.conditions.end(),
+            [prefix](const ConditionClause& clause) { return clause.key.starts_with(prefix); });
+      });
+}
+
 const std::string& BucketPolicy::text() const { return parsed_->text; }
 std::size_t BucketPolicy::statement_count() const { return parsed_->statements.size(); }
 

@@ -102,6 +102,10 @@ class BucketPolicy {
   // condition narrows to fixed sources (addresses, accounts, ARNs, VPCs), as S3 judges it.
   bool IsPublic() const;
 
+  // Whether a condition of the policy reads a key that starts with `prefix` (lower-cased,
+  // "s3:existingobjecttag/"), so that a caller fetches what only such keys need.
+  bool NamesConditionKeys(std::string_view prefix) const;
+
   // The policy as it was put (GetBucketPolicy returns it unchanged).
   const std::string& text() const;
   std::size_t statement_count() const;

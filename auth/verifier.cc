@@ -397,7 +397,10 @@ class Verification {
     if (v2_query) {
       return QueryV2();
     }
-    return Err(ErrorCode::kAccessDenied, "Access Denied (anonymous requests are not supported)");
+    AuthResult anonymous;
+    anonymous.anonymous = true;
+    anonymous.signature_version = 0;
+    return anonymous;
   }
 
  private:

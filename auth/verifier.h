@@ -35,6 +35,10 @@ struct ChunkSigningContext {
 };
 
 struct AuthResult {
+  // A request that carries no signature at all (no Authorization header, no presigned
+  // query): S3's anonymous requests, which the bucket's policy and ACLs may allow.
+  // `principal` is then empty.
+  bool anonymous = false;
   Credential principal;
   int signature_version = 4;
   PayloadMode payload = PayloadMode::kUnsigned;
@@ -54,8 +58,9 @@ class Verifier {
  public:
   Verifier(const CredentialStore& store, const Clock& clock, VerifierOptions options);
 
-  // Authenticates `request`. Failures carry S3's codes: kAccessDenied (anonymous, or
-  // expired presigned URL as kExpiredPresignedRequest), kInvalidAccessKeyId,
+  // Authenticates `request`. A request without any signature is anonymous (an AuthResult
+  // with `anonymous` set), for the caller to authorize. Failures carry S3's codes: an
+  // expired presigned URL as kExpiredPresignedRequest, kInvalidAccessKeyId,
   // kSignatureDoesNotMatch, kAuthorizationHeaderMalformed,
   // kAuthorizationQueryParametersError, kRequestTimeTooSkewed, kInvalidArgument.
   Result<AuthResult> Verify(const RequestView& request) const;

@@ -27,6 +27,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/text.h"
+
 namespace strata {
 
 std::string_view TierKindName(TierKind kind) {
@@ -67,16 +69,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
     }
   }
   return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 // Parses a run of decimal digits at the start of `s` (consumed). False on no digits or
@@ -343,7 +335,9 @@ class ConfigReader {
                                       "body_min_rate_bytes_per_s",
                                       "body_rate_grace",
                                       "max_connections",
-                                      "xml_memory"}));
+                                      "xml_memory",
+                                      "default_object_ownership",
+                                      "default_public_access_block"}));
     for (const auto& [k, v] : tbl) {
       const std::string key = Join("server", k.str());
       const std::string_view name = k.str();
@@ -387,6 +381,19 @@ class ConfigReader {
         auto r = GetBool(v, key);
         STRATA_RETURN_IF_ERROR(r);
         s.metrics = *r;
+      } else if (name == "default_object_ownership") {
+        auto r = GetString(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        if (*r != "ObjectWriter" && *r != "BucketOwnerPreferred" && *r != "BucketOwnerEnforced") {
+          return Fail(v, key,
+                      "expected \"ObjectWriter\", \"BucketOwnerPreferred\" or "
+                      "\"BucketOwnerEnforced\"");
+        }
+        s.default_object_ownership = std::move(*r);
+      } else if (name == "default_public_access_block") {
+        auto r = GetBool(v, key);
+        STRATA_RETURN_IF_ERROR(r);
+        s.default_public_access_block = *r;
       } else if (name == "metrics_public") {
         auto r = GetBool(v, key);
         STRATA_RETURN_IF_ERROR(r);
@@ -1111,7 +1118,7 @@ Result<Config> LoadConfigFile(const std::string& path) {
 }
 
 Result<std::uint64_t> ParseByteSize(std::string_view text) {
-  const std::string_view s = Trim(text);
+  const std::string_view s = TrimBlanks(text);
   if (s.empty()) {
     return Invalid("empty size; expected e.g. \"20GiB\", \"512MB\" or \"4096\"");
   }
@@ -1127,7 +1134,7 @@ Result<std::uint64_t> ParseByteSize(std::string_view text) {
     }
     return Invalid("size \"" + std::string(text) + "\" must start with a whole number");
   }
-  const std::string_view unit = Trim(rest);
+  const std::string_view unit = TrimBlanks(rest);
   struct Unit {
     std::string_view name;
     std::uint64_t factor;
@@ -1172,7 +1179,7 @@ Result<std::uint64_t> ParseByteSize(std::string_view text) {
 }
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
-  std::string_view s = Trim(text);
+  std::string_view s = TrimBlanks(text);
   if (s.empty()) {
     return Invalid("empty duration; expected e.g. \"5s\", \"250ms\", \"2m\" or \"1h\"");
   }

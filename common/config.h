@@ -49,6 +49,14 @@ struct ServerConfig {
   // RLIMIT_NOFILE at start (gateway/connection_limit.h).
   std::size_t max_connections = 0;
   std::string log_level = "info";
+  // What a bucket created without x-amz-object-ownership starts with: "ObjectWriter" (the
+  // default: ACLs apply, as in Ceph RGW and in S3 before April 2023, so tools and test
+  // suites that rely on ACLs work), "BucketOwnerPreferred", or "BucketOwnerEnforced"
+  // (AWS's default now: ACLs are off).
+  std::string default_object_ownership = "ObjectWriter";
+  // Whether a new bucket starts with all four public access block flags on (AWS's default
+  // now) or with none (the default).
+  bool default_public_access_block = false;
   // Serve Prometheus metrics on GET /metrics and GET /_strata/metrics.
   bool metrics = true;
   // Whether a scrape without credentials gets the aggregate series (true) or 403 (false).

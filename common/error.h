@@ -73,9 +73,26 @@ enum class ErrorCode {
   kMissingSecurityHeader,
   kInvalidChunkSize,  // aws-chunked framing violated
   kMalformedPolicy,   // a bucket policy S3 would refuse (auth/policy.h)
+  // Access control (issue 20): policies, ACLs, ownership, public access, CORS, POST, lock.
+  kNoSuchBucketPolicy,
+  kMalformedAcl,                         // S3's MalformedACLError
+  kAccessControlListNotSupported,        // an ACL on a BucketOwnerEnforced bucket
+  kInvalidBucketAclWithObjectOwnership,  // a bucket ACL at CreateBucket with the enforced mode
+  kUnresolvableGrantByEmailAddress,      // an email grantee: strata has no email addresses
+  kOwnershipControlsNotFound,            // S3's OwnershipControlsNotFoundError
+  kNoSuchPublicAccessBlockConfiguration,
+  kNoSuchCorsConfiguration,
+  kCorsNotAllowed,  // a CORS request no rule allows (S3: 403 AccessForbidden, "CORSResponse")
+  kObjectLockConfigurationNotFound,  // S3's ObjectLockConfigurationNotFoundError
+  kNoSuchObjectLockConfiguration,    // a version without retention or legal hold
+  kInvalidBucketState,               // e.g. suspending versioning of an object-lock bucket
+  kInvalidPolicyDocument,            // a POST form's policy document
+  kIncorrectNumberOfFilesInPostRequest,
+  kMaxPostPreDataLengthExceeded,  // S3's MaxPostPreDataLengthExceededError
+  kBadRequest,                    // S3's generic 400 BadRequest (a preflight without Origin)
 };
 // The highest code: what a peer may send (storage/peer/wire.cc). New codes go before it.
-inline constexpr ErrorCode kLastErrorCode = ErrorCode::kMalformedPolicy;
+inline constexpr ErrorCode kLastErrorCode = ErrorCode::kBadRequest;
 
 // A failure: what went wrong (code), for whom (message, safe to show the client:
 // never a secret), and whether the same call may succeed if retried.

@@ -4,6 +4,16 @@
 
 namespace strata {
 
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
 int HexDigitValue(char c) {
   if (c >= '0' && c <= '9') {
     return c - '0';

@@ -7,6 +7,9 @@
 
 namespace strata {
 
+// `s` without the spaces and tabs at either end.
+std::string_view TrimBlanks(std::string_view s);
+
 // The value of a hexadecimal digit (either case), or -1.
 int HexDigitValue(char c);
 

@@ -3,19 +3,10 @@
 #include <charconv>
 
 #include "common/http_time.h"
+#include "common/text.h"
 
 namespace strata::gateway {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 bool ParseUnsigned(std::string_view s, std::uint64_t& v) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -26,11 +17,11 @@ bool ParseUnsigned(std::string_view s, std::uint64_t& v) {
 
 Result<std::optional<ByteRange>> ParseRange(std::string_view header, std::uint64_t size) {
   using Maybe = std::optional<ByteRange>;
-  header = Trim(header);
+  header = TrimBlanks(header);
   if (!header.starts_with("bytes=")) {
     return Maybe();
   }
-  std::string_view spec = Trim(header.substr(6));
+  std::string_view spec = TrimBlanks(header.substr(6));
   if (spec.find(',') != std::string_view::npos) {
     return Maybe();
   }
@@ -38,8 +29,8 @@ Result<std::optional<ByteRange>> ParseRange(std::string_view header, std::uint64
   if (dash == std::string_view::npos) {
     return Maybe();
   }
-  std::string_view a = Trim(spec.substr(0, dash));
-  std::string_view b = Trim(spec.substr(dash + 1));
+  std::string_view a = TrimBlanks(spec.substr(0, dash));
+  std::string_view b = TrimBlanks(spec.substr(dash + 1));
   const Error unsatisfiable(ErrorCode::kInvalidRange, "The requested range is not satisfiable");
   std::uint64_t x = 0;
   std::uint64_t y = 0;
@@ -69,7 +60,7 @@ Result<std::optional<ByteRange>> ParseRange(std::string_view header, std::uint64
 bool EtagMatches(std::string_view condition, std::string_view etag) {
   while (!condition.empty()) {
     auto comma = condition.find(',');
-    std::string_view item = Trim(condition.substr(0, comma));
+    std::string_view item = TrimBlanks(condition.substr(0, comma));
     condition = comma == std::string_view::npos ? std::string_view() : condition.substr(comma + 1);
     if (item.starts_with("W/")) {
       item.remove_prefix(2);

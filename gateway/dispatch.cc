@@ -5,6 +5,8 @@
 
 #include "common/log.h"
 #include "common/text.h"
+#include "gateway/bucket_access.h"
+#include "gateway/bucket_cors.h"
 #include "gateway/error_table.h"
 #include "gateway/forward.h"
 #include "gateway/handlers/context.h"
@@ -28,18 +30,139 @@ Error MethodNotAllowed() {
                "The specified method is not allowed against this resource.");
 }
 
+// What `op` asks of the bucket's policy: the operation's permission, refined as S3 refines
+// it for a version named by id, on the bucket or the addressed key.
+AccessRequest AccessFor(const RequestContext& ctx, S3Operation op) {
+  AccessRequest access{.action = LookupOperation(op).iam_action};
+  const bool by_version = ctx.target.HasParam("versionId");
+  switch (op) {
+    case S3Operation::kGetObject:
+    case S3Operation::kHeadObject:
+      access.action = by_version ? "s3:GetObjectVersion" : access.action;
+      break;
+    case S3Operation::kDeleteObject:
+      access.action = by_version ? "s3:DeleteObjectVersion" : access.action;
+      break;
+    case S3Operation::kGetObjectTagging:
+      access.action = by_version ? "s3:GetObjectVersionTagging" : access.action;
+      break;
+    case S3Operation::kPutObjectTagging:
+      access.action = by_version ? "s3:PutObjectVersionTagging" : access.action;
+      break;
+    case S3Operation::kDeleteObjectTagging:
+      access.action = by_version ? "s3:DeleteObjectVersionTagging" : access.action;
+      break;
+    case S3Operation::kGetObjectAttributes:
+      access.action = by_version ? "s3:GetObjectVersionAttributes" : access.action;
+      break;
+    case S3Operation::kGetBucketPolicy:
+    case S3Operation::kPutBucketPolicy:
+    case S3Operation::kDeleteBucketPolicy:
+      access.policy_operation = true;
+      break;
+    default:
+      break;
+  }
+  access.key = ctx.target.key;
+  return access;
+}
+
+// The operations on an existing version whose policy conditions may read its tags
+// (s3:ExistingObjectTag/KEY).
+bool ReadsExistingObject(S3Operation op) {
+  switch (op) {
+    case S3Operation::kGetObject:
+    case S3Operation::kHeadObject:
+    case S3Operation::kGetObjectTagging:
+    case S3Operation::kPutObjectTagging:
+    case S3Operation::kDeleteObjectTagging:
+    case S3Operation::kGetObjectAttributes:
+    case S3Operation::kDeleteObject:
+    case S3Operation::kRestoreObject:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The tags of the version `op` addresses, read only when the bucket's policy names
+// s3:ExistingObjectTag/ keys; nullopt when it does not, or there is no such version. A
+// failed read fails the request: a Deny on a tag must never be skipped for want of it.
+asio::awaitable<Result<std::optional<metadata::Tags>>> ExistingTags(
+    RequestContext& ctx, const metadata::BucketRecord& bucket, S3Operation op) {
+  std::optional<metadata::Tags> none;
+  if (ctx.target.key.empty() || bucket.access.policy.empty() || !ReadsExistingObject(op)) {
+    co_return none;
+  }
+  auto policy = PolicyOf(bucket);
+  if (policy == nullptr || !policy->NamesConditionKeys("s3:existingobjecttag/")) {
+    co_return none;
+  }
+  const BucketName name(ctx.target.bucket);
+  const ObjectKey key(ctx.target.key);
+  const auto version = ctx.target.Param("versionId");
+  auto& store = ctx.services.store;
+  auto record = co_await metadata::ReadInline(ctx.services.blocking_pool, [&] {
+    return version ? store.HeadVersion(name, key, VersionId(std::string(*version)))
+                   : store.HeadObject(name, key);
+  });
+  if (!record.ok()) {
+    const ErrorCode code = record.error().code;
+    if (code == ErrorCode::kNoSuchKey || code == ErrorCode::kNoSuchVersion ||
+        code == ErrorCode::kInvalidArgument) {
+      co_return none;  // the handler gives its own answer
+    }
+    co_return std::move(record).error();
+  }
+  if (record->delete_marker) {
+    co_return none;
+  }
+  co_return std::optional<metadata::Tags>(std::move(record->tags));
+}
+
+// Whether the caller may do `op` on `bucket` (gateway/bucket_access.h). DeleteObjects is
+// judged key by key by its handler, as S3 judges it; only a caller whom nothing could
+// allow (not the owner, and no policy) is refused before its body is read.
+HandlerResult Authorize(RequestContext& ctx, const metadata::BucketRecord& bucket, S3Operation op) {
+  if (op == S3Operation::kOptionsObject) {
+    co_return Ok();  // a preflight is answered from the CORS rules, whoever asks
+  }
+  if (op == S3Operation::kDeleteObjects) {
+    if (!OwnsOrAdministers(ctx.auth, bucket) && bucket.access.policy.empty()) {
+      co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+    }
+    co_return Ok();
+  }
+  STRATA_CO_TRY(const auto existing_tags, co_await ExistingTags(ctx, bucket, op));
+  AccessRequest access = AccessFor(ctx, op);
+  access.existing_tags = existing_tags ? &*existing_tags : nullptr;
+  co_return AuthorizeBucketAccess(ctx, bucket, access);
+}
+
+// AWS answers a read of a key that does not exist with 404 NoSuchKey only to a caller who
+// may list the bucket, so that no one else learns which keys exist: 403 AccessDenied.
+Result<void> HideMissingKey(const RequestContext& ctx, Result<void> handled) {
+  if (handled.ok() || handled.error().code != ErrorCode::kNoSuchKey || !ctx.bucket ||
+      ctx.exchange.response_started()) {
+    return handled;
+  }
+  if (!AuthorizeBucketAccess(ctx, *ctx.bucket, AccessRequest{.action = "s3:ListBucket"}).ok()) {
+    return Error(ErrorCode::kAccessDenied, "Access Denied");
+  }
+  return handled;
+}
+
 // The addressed bucket into ctx.bucket, when it exists (here, in the cluster's catalog,
-// or, adopted now, upstream), and the caller may use it. A missing bucket is left to the handler,
-// which answers NoSuchBucket.
-HandlerResult ResolveBucket(RequestContext& ctx) {
+// or, adopted now, upstream), and the caller may do `op` on it. A missing bucket is left
+// to the handler, which answers NoSuchBucket.
+HandlerResult ResolveBucket(RequestContext& ctx, S3Operation op) {
   const BucketName name(ctx.target.bucket);
   auto& store = ctx.services.store;
   auto bucket = co_await metadata::ReadInline(ctx.services.blocking_pool,
                                               [&store, &name] { return store.GetBucket(name); });
   if (bucket.ok()) {
-    if (!MayAccess(ctx.auth.principal, *bucket)) {
-      co_return Error(ErrorCode::kAccessDenied, "Access Denied");
-    }
+    AddCorsHeaders(ctx, *bucket);
+    STRATA_CO_RETURN_IF_ERROR(co_await Authorize(ctx, *bucket, op));
     ctx.bucket = std::move(*bucket);
     co_return Ok();
   }
@@ -51,9 +174,8 @@ HandlerResult ResolveBucket(RequestContext& ctx) {
     // here yet. etcd's answer is the truth (mirrored here before it comes back).
     STRATA_CO_TRY(auto shared, co_await ctx.services.catalog->LookupAsync(name));
     if (shared.has_value()) {
-      if (!MayAccess(ctx.auth.principal, *shared)) {
-        co_return Error(ErrorCode::kAccessDenied, "Access Denied");
-      }
+      AddCorsHeaders(ctx, *shared);
+      STRATA_CO_RETURN_IF_ERROR(co_await Authorize(ctx, *shared, op));
       ctx.bucket = std::move(shared);
       co_return Ok();
     }
@@ -61,8 +183,8 @@ HandlerResult ResolveBucket(RequestContext& ctx) {
   if (ctx.services.engine.has_upstream()) {
     // Unknown here but perhaps upstream: an existing store shows through strata.
     STRATA_CO_TRY(auto adopted, co_await AdoptUpstreamBucket(ctx, name));
-    if (adopted.has_value() && !MayAccess(ctx.auth.principal, *adopted)) {
-      co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+    if (adopted.has_value()) {
+      STRATA_CO_RETURN_IF_ERROR(co_await Authorize(ctx, *adopted, op));
     }
     ctx.bucket = std::move(adopted);
   }
@@ -73,7 +195,7 @@ HandlerResult ResolveBucket(RequestContext& ctx) {
 // checks the table declares, or the refusal of a method fallback.
 HandlerResult RouteHere(RequestContext& ctx, const Classification& route) {
   if (route.bucket_first) {
-    STRATA_CO_RETURN_IF_ERROR(co_await ResolveBucket(ctx));
+    STRATA_CO_RETURN_IF_ERROR(co_await ResolveBucket(ctx, route.op));
   }
   switch (route.refusal) {
     case Refusal::kNotImplemented:
@@ -88,7 +210,8 @@ HandlerResult RouteHere(RequestContext& ctx, const Classification& route) {
     co_return NotImplemented();  // not reached: Classify refuses what has no handler
   }
   STRATA_CO_RETURN_IF_ERROR(RunPrologue(ctx, entry));
-  co_return co_await entry.handler(ctx);
+  auto handled = co_await entry.handler(ctx);
+  co_return HideMissingKey(ctx, std::move(handled));
 }
 
 // A change of one key that its other owners must hold before it is acknowledged
@@ -191,6 +314,12 @@ asio::awaitable<void> SendError(Exchange& exchange, const Error& error, const Re
   (void)co_await exchange.Send(std::move(header), std::move(body));
 }
 
+// An operation an anonymous caller can never be granted: it is not on a bucket (listing
+// the caller's buckets, the admin API), or it makes one.
+bool NeedsAUser(const S3Target& target, S3Operation op) {
+  return target.bucket.empty() || op == S3Operation::kCreateBucket || op == S3Operation::kAdmin;
+}
+
 }  // namespace
 
 HandlerResult SendS3Error(RequestContext& ctx, const Error& error, ResponseHeader header) {
@@ -228,6 +357,8 @@ asio::awaitable<void> HandleRequest(Exchange& exchange, Services& services) {
     auto auth = services.verifier.Verify(view);
     if (!auth.ok()) {
       outcome = auth.error();
+    } else if (auth->anonymous && NeedsAUser(ctx->target, route.op)) {
+      outcome = Error(ErrorCode::kAccessDenied, "Access Denied");
     } else {
       ctx->auth = std::move(*auth);
       outcome = co_await Route(*ctx, route);

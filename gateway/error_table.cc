@@ -112,6 +112,38 @@ S3ErrorInfo LookupS3Error(ErrorCode code) {
       return {400, "InvalidChunkSizeError"};
     case ErrorCode::kMalformedPolicy:
       return {400, "MalformedPolicy"};
+    case ErrorCode::kNoSuchBucketPolicy:
+      return {404, "NoSuchBucketPolicy"};
+    case ErrorCode::kMalformedAcl:
+      return {400, "MalformedACLError"};
+    case ErrorCode::kAccessControlListNotSupported:
+      return {400, "AccessControlListNotSupported"};
+    case ErrorCode::kInvalidBucketAclWithObjectOwnership:
+      return {400, "InvalidBucketAclWithObjectOwnership"};
+    case ErrorCode::kUnresolvableGrantByEmailAddress:
+      return {400, "UnresolvableGrantByEmailAddress"};
+    case ErrorCode::kOwnershipControlsNotFound:
+      return {404, "OwnershipControlsNotFoundError"};
+    case ErrorCode::kNoSuchPublicAccessBlockConfiguration:
+      return {404, "NoSuchPublicAccessBlockConfiguration"};
+    case ErrorCode::kNoSuchCorsConfiguration:
+      return {404, "NoSuchCORSConfiguration"};
+    case ErrorCode::kCorsNotAllowed:
+      return {403, "AccessForbidden"};
+    case ErrorCode::kObjectLockConfigurationNotFound:
+      return {404, "ObjectLockConfigurationNotFoundError"};
+    case ErrorCode::kNoSuchObjectLockConfiguration:
+      return {404, "NoSuchObjectLockConfiguration"};
+    case ErrorCode::kInvalidBucketState:
+      return {409, "InvalidBucketState"};
+    case ErrorCode::kInvalidPolicyDocument:
+      return {400, "InvalidPolicyDocument"};
+    case ErrorCode::kIncorrectNumberOfFilesInPostRequest:
+      return {400, "IncorrectNumberOfFilesInPostRequest"};
+    case ErrorCode::kMaxPostPreDataLengthExceeded:
+      return {400, "MaxPostPreDataLengthExceededError"};
+    case ErrorCode::kBadRequest:
+      return {400, "BadRequest"};
   }
   return {500, "InternalError"};
 }

@@ -31,6 +31,12 @@ class Exchange {
   virtual const RequestHeader& request() const = 0;
   virtual const std::string& request_id() const = 0;
   virtual std::string_view remote_address() const = 0;
+  // Whether the client's connection is TLS (a policy's aws:SecureTransport).
+  virtual bool secure() const { return false; }
+  // A header the response carries besides the handler's own, whatever the response is
+  // (an error's too): the CORS headers of the rule a browser's request matched. Before
+  // the response starts.
+  virtual void AddResponseHeader(std::string name, std::string value) = 0;
 
   // Reads the next body bytes into `buf` (sending "100 Continue" first when the client
   // asked for it). Returns the count, 0 once the body is complete. Errors:

@@ -67,6 +67,7 @@ ForwardedRequestHead RequestHeadOf(const RequestContext& ctx) {
   head.method = std::string(req.method_string());
   head.target = std::string(req.target());
   head.remote = std::string(ctx.exchange.remote_address());
+  head.secure = ctx.exchange.secure();
   head.request_id = ctx.exchange.request_id();
   for (const auto& field : req) {
     head.fields.emplace_back(field.name_string(), field.value());

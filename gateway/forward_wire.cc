@@ -137,7 +137,7 @@ Result<ForwardedFields> ReadLastFields(Reader& in) {
 }  // namespace
 
 std::string EncodeRequestHead(const ForwardedRequestHead& head) {
-  const bool cache = head.takes_cache || !head.cached_tag.empty();
+  const bool cache = head.takes_cache || !head.cached_tag.empty() || head.secure;
   std::string out;
   out.push_back(static_cast<char>(cache ? kForwardCacheFormat : kForwardFormat));
   PutString(out, head.method);
@@ -145,7 +145,7 @@ std::string EncodeRequestHead(const ForwardedRequestHead& head) {
   PutString(out, head.remote);
   PutString(out, head.request_id);
   if (cache) {
-    PutLe(out, head.takes_cache ? 1 : 0, 1);
+    PutLe(out, (head.takes_cache ? 1 : 0) | (head.secure ? 2 : 0), 1);
     PutString(out, head.cached_tag);
   }
   PutFields(out, head.fields);
@@ -168,15 +168,16 @@ Result<ForwardedRequestHead> DecodeRequestHead(std::string_view bytes) {
     if (!in.Int(flags, 1) || !in.String(head.cached_tag)) {
       return Malformed("cut short");
     }
-    if (flags > 1) {
+    if (flags > 3) {
       return Malformed("unknown flags");
     }
-    head.takes_cache = flags == 1;
+    head.takes_cache = (flags & 1) != 0;
+    head.secure = (flags & 2) != 0;
     if (!IsCacheTag(head.cached_tag)) {
       return Malformed("a cache tag that is too long or not text");
     }
-    if (!head.takes_cache && head.cached_tag.empty()) {
-      return Malformed("format 2 without the read cache's fields");  // that is format 1
+    if (!head.takes_cache && head.cached_tag.empty() && !head.secure) {
+      return Malformed("format 2 without its fields");  // that is format 1
     }
   }
   if (boost::beast::http::string_to_verb(head.method) == boost::beast::http::verb::unknown) {

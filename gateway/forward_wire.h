@@ -11,15 +11,16 @@
 // Encoding (integers little-endian): a format byte, then
 //   request:  method, target, remote address, request id (each a u32 length and bytes),
 //             [format 2: u8 flags (bit 0: the forwarder keeps a read cache and takes
-//             offers), the tag of the version its cache holds of the key (a string)],
+//             offers; bit 1: the client's connection is TLS), the tag of the version
+//             its cache holds of the key (a string)],
 //             then a u32 field count and each field's name and value (same form);
 //   response: u16 status, u64 content length, u8 flags (bit 0: the owner asks that the
 //             client's connection end after this response; format 2, bit 1: the body is
 //             the forwarder's cached copy's bytes from `cache_first` on, and none comes),
 //             [format 2: u64 cache_first, the offered version's tag (a string; empty: no
 //             offer) and u64 CRC64NVME], then the fields as above.
-// Format 2 carries the read cache's fields (storage/read_cache.h); a head without them is
-// encoded as format 1, which gateways of earlier builds read.
+// Format 2 carries the read cache's fields (storage/read_cache.h) and the TLS flag; a head
+// without them is encoded as format 1, which gateways of earlier builds read.
 // A decoder refuses (kCorruption) a wrong format, a length past the payload, trailing
 // bytes, an unknown method, a target that is not an origin-form path, a status outside
 // 100-599, a field name that is not an HTTP token, a value with CR, LF or NUL, and more
@@ -53,6 +54,8 @@ struct ForwardedRequestHead {
   bool takes_cache = false;
   // The version of the key the forwarder's cache holds (its tag), or empty.
   std::string cached_tag = {};
+  // The client's connection to the forwarder is TLS (a policy's aws:SecureTransport).
+  bool secure = false;
 };
 
 struct ForwardedResponseHead {

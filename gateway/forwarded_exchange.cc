@@ -19,6 +19,7 @@ ForwardedExchange::ForwardedExchange(const ForwardedRequestHead& head,
       lane_(std::move(lane)),
       request_id_(head.request_id),
       remote_(head.remote),
+      secure_(head.secure),
       body_ended_(!call.request().has_stream),
       fan_out_(fan_out),
       takes_cache_(head.takes_cache),
@@ -103,6 +104,10 @@ ForwardedResponseHead ForwardedExchange::HeadOf(const ResponseHeader& header,
   for (const auto& field : header) {
     head.fields.emplace_back(field.name_string(), field.value());
   }
+  for (auto& field : extra_headers_) {
+    head.fields.push_back(std::move(field));
+  }
+  extra_headers_.clear();
   if (cache_first) {
     head.from_cache = true;
     head.cache_first = *cache_first;

@@ -28,6 +28,10 @@ class ForwardedExchange final : public Exchange {
   const RequestHeader& request() const override { return request_; }
   const std::string& request_id() const override { return request_id_; }
   std::string_view remote_address() const override { return remote_; }
+  bool secure() const override { return secure_; }
+  void AddResponseHeader(std::string name, std::string value) override {
+    extra_headers_.emplace_back(std::move(name), std::move(value));
+  }
   bool forwarded() const override { return true; }
   bool fan_out() const override { return fan_out_; }
 
@@ -72,6 +76,8 @@ class ForwardedExchange final : public Exchange {
   RequestHeader request_;
   std::string request_id_;
   std::string remote_;
+  bool secure_ = false;  // the client's connection to the forwarder is TLS
+  std::vector<std::pair<std::string, std::string>> extra_headers_;  // AddResponseHeader's
   std::string pending_;  // the request stream's chunk being read
   std::size_t pending_offset_ = 0;
   bool body_ended_ = false;

@@ -43,6 +43,45 @@ Classification Lifecycle(verb method, bool bucket_level) {
   }
 }
 
+// ?policy and ?policyStatus: a bucket's only.
+Classification Policy(const S3Target& t, verb method, bool bucket_level) {
+  if (!bucket_level) {
+    return Refuse(method, Refusal::kNotImplemented);
+  }
+  if (t.HasParam("policyStatus")) {
+    return method == verb::get ? Run(S3Operation::kGetBucketPolicyStatus)
+                               : Refuse(method, Refusal::kMethodNotAllowed);
+  }
+  switch (method) {
+    case verb::get:
+      return Run(S3Operation::kGetBucketPolicy);
+    case verb::put:
+      return Run(S3Operation::kPutBucketPolicy);
+    case verb::delete_:
+      return Run(S3Operation::kDeleteBucketPolicy);
+    default:
+      return Refuse(method, Refusal::kMethodNotAllowed);
+  }
+}
+
+// A bucket-level setting read with GET, replaced with PUT and removed with DELETE.
+Classification BucketSetting(verb method, bool bucket_level, S3Operation get, S3Operation put,
+                             S3Operation remove) {
+  if (!bucket_level) {
+    return Refuse(method, Refusal::kNotImplemented);
+  }
+  switch (method) {
+    case verb::get:
+      return Run(get);
+    case verb::put:
+      return Run(put);
+    case verb::delete_:
+      return Run(remove);
+    default:
+      return Refuse(method, Refusal::kMethodNotAllowed);
+  }
+}
+
 Classification BucketOperation(const S3Target& t, verb method) {
   switch (method) {
     case verb::put:
@@ -110,6 +149,10 @@ Classification InBucket(const S3Target& t, verb method, bool copy_source) {
   if (bucket_level && method == verb::post && t.HasParam("delete")) {
     return Run(S3Operation::kDeleteObjects);
   }
+  // A browser's preflight, on a bucket or a key, whatever the query.
+  if (method == verb::options) {
+    return Run(S3Operation::kOptionsObject);
+  }
   if (HasUnsupportedSubresource(t)) {
     return Refuse(method, Refusal::kNotImplemented);
   }
@@ -118,6 +161,22 @@ Classification InBucket(const S3Target& t, verb method, bool copy_source) {
   }
   if (t.HasParam("lifecycle")) {
     return Lifecycle(method, bucket_level);
+  }
+  if (t.HasParam("policy") || t.HasParam("policyStatus")) {
+    return Policy(t, method, bucket_level);
+  }
+  if (t.HasParam("ownershipControls")) {
+    return BucketSetting(method, bucket_level, S3Operation::kGetBucketOwnershipControls,
+                         S3Operation::kPutBucketOwnershipControls,
+                         S3Operation::kDeleteBucketOwnershipControls);
+  }
+  if (t.HasParam("cors")) {
+    return BucketSetting(method, bucket_level, S3Operation::kGetBucketCors,
+                         S3Operation::kPutBucketCors, S3Operation::kDeleteBucketCors);
+  }
+  if (t.HasParam("publicAccessBlock")) {
+    return BucketSetting(method, bucket_level, S3Operation::kGetPublicAccessBlock,
+                         S3Operation::kPutPublicAccessBlock, S3Operation::kDeletePublicAccessBlock);
   }
   if (t.HasParam("restore")) {
     if (bucket_level) {
@@ -157,18 +216,26 @@ S3Operation MethodOperation(verb method) {
 
 bool HasUnsupportedSubresource(const S3Target& target) {
   // S3 sub-resources strata does not implement yet.
-  static constexpr std::string_view kNames[] = {"accelerate",        "acl",
-                                                "analytics",         "cors",
-                                                "encryption",        "intelligent-tiering",
-                                                "inventory",         "legal-hold",
-                                                "logging",           "metrics",
-                                                "notification",      "object-lock",
-                                                "ownershipControls", "policy",
-                                                "policyStatus",      "publicAccessBlock",
-                                                "replication",       "requestPayment",
-                                                "retention",         "select",
-                                                "torrent",           "website",
-                                                "renameObject",      "session"};
+  static constexpr std::string_view kNames[] = {"accelerate",
+                                                "acl",
+                                                "analytics",
+                                                "encryption",
+                                                "intelligent-tiering",
+                                                "inventory",
+                                                "legal-hold",
+                                                "logging",
+                                                "metrics",
+                                                "notification",
+                                                "object-lock",
+
+                                                "replication",
+                                                "requestPayment",
+                                                "retention",
+                                                "select",
+                                                "torrent",
+                                                "website",
+                                                "renameObject",
+                                                "session"};
   for (auto name : kNames) {
     if (target.HasParam(name)) {
       return true;
@@ -194,7 +261,9 @@ Classification Classify(const S3Target& target, verb method, bool copy_source) {
   // PUT on a bucket creates it, unless it configures a sub-resource of an existing one.
   const bool creating = target.key.empty() && method == verb::put &&
                         !target.HasParam("versioning") && !target.HasParam("tagging") &&
-                        !target.HasParam("lifecycle");
+                        !target.HasParam("lifecycle") && !target.HasParam("policy") &&
+                        !target.HasParam("ownershipControls") &&
+                        !target.HasParam("publicAccessBlock") && !target.HasParam("cors");
   c.bucket_first = !creating;
   return c;
 }

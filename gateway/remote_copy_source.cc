@@ -99,9 +99,7 @@ asio::awaitable<Result<metadata::ObjectRecord>> ReadRemoteSource(RequestContext&
   STRATA_CO_TRY(auto bucket, co_await Offload(ctx.services.blocking_pool, [&] {
                   return ctx.services.store.GetBucket(BucketName(name.bucket));
                 }));
-  if (!MayAccess(ctx.auth.principal, bucket)) {
-    co_return Error(ErrorCode::kAccessDenied, "Access Denied");
-  }
+  STRATA_CO_RETURN_IF_ERROR(AuthorizeBucketAccess(ctx, bucket, CopySourceAccess(name)));
   ReadVersionRequest wanted;
   wanted.bucket = name.bucket;
   wanted.key = name.key;

@@ -29,6 +29,10 @@ class ReplicatingExchange final : public Exchange {
   const RequestHeader& request() const override { return inner_.request(); }
   const std::string& request_id() const override { return inner_.request_id(); }
   std::string_view remote_address() const override { return inner_.remote_address(); }
+  bool secure() const override { return inner_.secure(); }
+  void AddResponseHeader(std::string name, std::string value) override {
+    inner_.AddResponseHeader(std::move(name), std::move(value));
+  }
   asio::awaitable<Result<std::size_t>> ReadBody(std::span<char> buf) override {
     return inner_.ReadBody(buf);
   }

@@ -152,6 +152,10 @@ class Session final : public Exchange {
   const RequestHeader& request() const override { return parser_->get().base(); }
   const std::string& request_id() const override { return request_id_; }
   std::string_view remote_address() const override { return remote_; }
+  bool secure() const override { return !std::is_same_v<Stream, beast::tcp_stream>; }
+  void AddResponseHeader(std::string name, std::string value) override {
+    extra_headers_.emplace_back(std::move(name), std::move(value));
+  }
   bool body_complete() const override { return parser_->is_done(); }
   bool response_started() const override { return response_started_; }
   unsigned status() const override { return status_; }
@@ -302,6 +306,9 @@ class Session final : public Exchange {
       keep_alive_ = false;
     }
     header.version(11);
+    for (const auto& [name, value] : extra_headers_) {
+      header.set(name, value);
+    }
     header.set(http::field::server, "strata");
     header.set("x-amz-request-id", request_id_);
     header.set("x-amz-id-2", request_id_);
@@ -431,6 +438,7 @@ class Session final : public Exchange {
     continue_sent_ = false;
     response_started_ = false;
     status_ = 0;
+    extra_headers_.clear();
     bytes_in_ = bytes_out_ = 0;
     pace_.emplace(services_.config.server.body_min_rate_bytes_per_s,
                   services_.config.server.body_rate_grace);
@@ -579,6 +587,7 @@ class Session final : public Exchange {
   bool opened_ = false;  // counted as an open connection in the metrics
   bool linger_ = true;   // close() after reading what the client still sends (Close)
   std::string request_id_;
+  std::vector<std::pair<std::string, std::string>> extra_headers_;  // AddResponseHeader's
   std::string head_;  // the last response's status line and fields, its capacity reused
   bool idle_ = false;
   bool keep_alive_ = true;

@@ -111,24 +111,7 @@ std::string XmlWriter::Finish() {
 
 namespace {
 
-// The document's only root element when it is named `root`; otherwise a null node.
-pugi::xml_node SingleRoot(const pugi::xml_document& doc, std::string_view root) {
-  int elements = 0;
-  for (auto node : doc.children()) {
-    elements += node.type() == pugi::node_element ? 1 : 0;
-  }
-  auto element = doc.document_element();
-  if (elements != 1 || std::string_view(element.name()) != root) {
-    return {};
-  }
-  return element;
-}
-
-Error Malformed() {
-  return Error(ErrorCode::kMalformedXml,
-               "The XML you provided was not well-formed or did not validate against our "
-               "published schema");
-}
+Error Malformed() { return MalformedXmlError(); }
 
 }  // namespace
 

@@ -110,4 +110,22 @@ Result<void> LoadXmlDocument(pugi::xml_document& doc, std::string_view body,
   return Ok();
 }
 
+pugi::xml_node SingleRoot(const pugi::xml_document& doc, std::string_view root) {
+  int elements = 0;
+  for (auto node : doc.children()) {
+    elements += node.type() == pugi::node_element ? 1 : 0;
+  }
+  auto element = doc.document_element();
+  if (elements != 1 || std::string_view(element.name()) != root) {
+    return {};
+  }
+  return element;
+}
+
+Error MalformedXmlError() {
+  return Error(ErrorCode::kMalformedXml,
+               "The XML you provided was not well-formed or did not validate against our "
+               "published schema");
+}
+
 }  // namespace strata::gateway

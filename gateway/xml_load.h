@@ -28,4 +28,10 @@ struct XmlLimits {
 Result<void> LoadXmlDocument(pugi::xml_document& doc, std::string_view body,
                              const XmlLimits& limits = {});
 
+// The document's one root element when it is named `root`, else a null node.
+pugi::xml_node SingleRoot(const pugi::xml_document& doc, std::string_view root);
+
+// S3's MalformedXML: a body that does not validate against S3's schema.
+Error MalformedXmlError();
+
 }  // namespace strata::gateway

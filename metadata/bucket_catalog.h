@@ -45,6 +45,11 @@ class BucketCatalog {
   virtual Result<void> SetBucketLifecycle(const BucketName& name,
                                           const std::vector<LifecycleRule>& rules) = 0;
 
+  // Read-modify-write of a bucket's access settings: `change` edits them (an error from it
+  // is returned and nothing is written), under the bucket's lock. kNoSuchBucket.
+  virtual Result<void> UpdateBucketAccess(
+      const BucketName& name, const std::function<Result<void>(BucketAccess&)>& change) = 0;
+
   // Users created through the admin API (bootstrap users live in the config).
   virtual Result<void> PutUser(const UserRecord& user) = 0;
   virtual Result<UserRecord> GetUser(const std::string& access_key) = 0;  // kNotFound

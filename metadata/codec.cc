@@ -295,8 +295,36 @@ std::string EncodeBucket(const BucketRecord& bucket) {
   for (const auto& rule : bucket.lifecycle) {
     PutRule(e, rule);
   }
+  // Format 6: the access settings.
+  e.PutString(bucket.access.policy);
+  e.PutString(bucket.access.object_ownership);
+  const auto& block = bucket.access.public_access_block;
+  e.PutByte(!block ? 0
+                   : 1 | (block->block_public_acls ? 2 : 0) | (block->ignore_public_acls ? 4 : 0) |
+                         (block->block_public_policy ? 8 : 0) |
+                         (block->restrict_public_buckets ? 16 : 0));
+  e.PutString(bucket.access.cors);
   return std::move(e).Finish();
 }
+
+namespace {
+
+bool GetAccess(Decoder& d, BucketAccess* access) {
+  std::uint8_t block = 0;
+  if (!d.GetString(&access->policy) || !d.GetString(&access->object_ownership) ||
+      !d.GetByte(&block) || block > 31) {
+    return false;
+  }
+  if ((block & 1) != 0) {
+    access->public_access_block =
+        PublicAccessBlock{(block & 2) != 0, (block & 4) != 0, (block & 8) != 0, (block & 16) != 0};
+  } else if (block != 0) {
+    return false;
+  }
+  return d.GetString(&access->cors);
+}
+
+}  // namespace
 
 Result<BucketRecord> DecodeBucket(std::string_view bytes) {
   Decoder d(bytes);
@@ -307,7 +335,8 @@ Result<BucketRecord> DecodeBucket(std::string_view bytes) {
       !d.GetString(&b.owner) || !d.GetSignedVarint(&b.created_ms) || !d.GetString(&b.region) ||
       (format >= 2 && !d.GetString(&b.versioning)) || (format >= 3 && !GetPairs(d, &b.tags)) ||
       (format >= 4 && (!d.GetString(&b.upstream_tier) || !d.GetString(&b.upstream_bucket))) ||
-      (format >= 5 && !GetRules(d, &b.lifecycle)) || !d.done()) {
+      (format >= 5 && !GetRules(d, &b.lifecycle)) || (format >= 6 && !GetAccess(d, &b.access)) ||
+      !d.done()) {
     return Corrupt("bucket");
   }
   b.name = BucketName(std::move(name));

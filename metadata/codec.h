@@ -21,7 +21,7 @@
 
 namespace strata::metadata {
 
-inline constexpr std::uint8_t kBucketFormat = 5;
+inline constexpr std::uint8_t kBucketFormat = 6;
 inline constexpr std::uint8_t kObjectFormat = 5;
 inline constexpr std::uint8_t kUserFormat = 1;
 inline constexpr std::uint8_t kUploadFormat = 1;

@@ -60,6 +60,36 @@ struct LifecycleRule {
   std::optional<std::int64_t> abort_incomplete_days;
 };
 
+// Who may do what with a bucket and its objects, beyond its owner's own rights (issue 20):
+// settings the bucket's owner puts through S3's calls, replaced as a whole by
+// BucketCatalog::UpdateBucketAccess so concurrent changes of different settings never
+// lose one another.
+// PutPublicAccessBlock's four flags, as S3 applies them.
+struct PublicAccessBlock {
+  bool block_public_acls = false;        // refuse requests that set a public ACL
+  bool ignore_public_acls = false;       // public grants of ACLs count for nothing
+  bool block_public_policy = false;      // refuse a bucket policy that is public
+  bool restrict_public_buckets = false;  // a public policy grants only the owner's users
+
+  bool operator==(const PublicAccessBlock&) const = default;
+};
+
+struct BucketAccess {
+  // PutBucketPolicy's JSON as it was put (auth/policy.h parses it); empty: no policy.
+  std::string policy = {};
+  // PutBucketOwnershipControls' rule: "BucketOwnerEnforced", "BucketOwnerPreferred" or
+  // "ObjectWriter"; empty: none set (GetBucketOwnershipControls answers
+  // OwnershipControlsNotFoundError, and ObjectWriter applies).
+  std::string object_ownership = {};
+  // nullopt: none set (GetPublicAccessBlock answers NoSuchPublicAccessBlockConfiguration).
+  std::optional<PublicAccessBlock> public_access_block = {};
+  // PutBucketCors' configuration, as GetBucketCors answers it (gateway/cors.h parses it);
+  // empty: none (NoSuchCORSConfiguration, and no browser request is allowed).
+  std::string cors = {};
+
+  bool operator==(const BucketAccess&) const = default;
+};
+
 struct BucketRecord {
   BucketName name;
   std::string owner;            // access key of the creator
@@ -75,6 +105,7 @@ struct BucketRecord {
   std::string upstream_bucket = {};
   // PutBucketLifecycleConfiguration's rules; empty: none (GET answers 404).
   std::vector<LifecycleRule> lifecycle = {};
+  BucketAccess access = {};
 };
 
 // A run of an object's bytes stored as one unit on a tier.

@@ -412,6 +412,14 @@ Result<std::optional<ObjectRecord>> RocksIndex::StageCurrent(const BucketRecord&
 
 Result<void> RocksIndex::UpdateBucket(const BucketName& name,
                                       const std::function<void(BucketRecord&)>& change) {
+  return UpdateBucketIf(name, [&change](BucketRecord& bucket) -> Result<void> {
+    change(bucket);
+    return Ok();
+  });
+}
+
+Result<void> RocksIndex::UpdateBucketIf(const BucketName& name,
+                                        const std::function<Result<void>(BucketRecord&)>& change) {
   return GuardExceptions("update bucket", [&]() -> Result<void> {
     std::unique_lock lock(BucketLock(name));
     auto bucket = GetBucket(name);
@@ -421,7 +429,7 @@ Result<void> RocksIndex::UpdateBucket(const BucketName& name,
       }
       return std::move(bucket).error();
     }
-    change(*bucket);
+    STRATA_RETURN_IF_ERROR(change(*bucket));
     rocksdb::Status s = db_->Put(SyncedWrites(), buckets_, name.str(), EncodeBucket(*bucket));
     if (!s.ok()) {
       return FromStatus(s, "update bucket");
@@ -436,6 +444,11 @@ Result<void> RocksIndex::SetBucketVersioning(const BucketName& name, const std::
 
 Result<void> RocksIndex::SetBucketTags(const BucketName& name, const Tags& tags) {
   return UpdateBucket(name, [&](BucketRecord& bucket) { bucket.tags = tags; });
+}
+
+Result<void> RocksIndex::UpdateBucketAccess(
+    const BucketName& name, const std::function<Result<void>(BucketAccess&)>& change) {
+  return UpdateBucketIf(name, [&change](BucketRecord& bucket) { return change(bucket.access); });
 }
 
 Result<std::optional<ObjectRecord>> RocksIndex::PutObject(const ObjectRecord& object,

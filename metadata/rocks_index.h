@@ -49,6 +49,8 @@ class RocksIndex final : public Index {
                                                    const ObjectKey& key) override;
   Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) override;
   Result<void> SetBucketTags(const BucketName& name, const Tags& tags) override;
+  Result<void> UpdateBucketAccess(
+      const BucketName& name, const std::function<Result<void>(BucketAccess&)>& change) override;
   // Versions: rocks_index_versions.cc.
   Result<ObjectRecord> GetVersion(const BucketName& bucket, const ObjectKey& key,
                                   const VersionId& version_id) override;
@@ -224,6 +226,9 @@ class RocksIndex final : public Index {
   // back. kNoSuchBucket.
   Result<void> UpdateBucket(const BucketName& name,
                             const std::function<void(BucketRecord&)>& change);
+  // The same with a change that may refuse: its error is returned and nothing is written.
+  Result<void> UpdateBucketIf(const BucketName& name,
+                              const std::function<Result<void>(BucketRecord&)>& change);
   // All parts of an upload, in number order.
   Result<std::vector<PartRecord>> AllParts(const UploadId& upload_id);
   // Adds the deletion of an upload's row and parts (and their usage) to `batch`; appends

@@ -23,9 +23,10 @@ BUILD_PKGS=(
 # tests) has no Debian package: it comes with the python3 on PATH (pip's moto[server];
 # the machines' pyenv Python has it); --test checks that it is there. etcd-server gives
 # /usr/bin/etcd, which the cluster's unit tests start on loopback
-# (tests/unit/storage/etcd_test_server.h; with CI=true they fail without it).
+# (tests/unit/storage/etcd_test_server.h; with CI=true they fail without it). chromium
+# (headless) is the browser of the CORS test.
 TEST_PKGS=(python3 python3-pytest python3-boto3 python3-requests curl awscli openssl clang-format-16
-           s3fs fuse rclone s3cmd etcd-server)
+           s3fs fuse rclone s3cmd etcd-server chromium)
 
 # The benchmark's baselines and load generator: nginx (static files and WebDAV PUT), wrk,
 # fio (the disk's fsync and sequential write rates) and perf (the profile).

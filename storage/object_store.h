@@ -18,6 +18,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -106,11 +107,19 @@ class ObjectStore {
   // Buckets. CreateBucket validates S3's naming rules (kInvalidBucketName) and answers
   // kBucketAlreadyOwnedByYou / kBucketAlreadyExists by owner. Blocking.
   // With `upstream_tier` (an `s3` tier's name) the bucket is bound to the upstream
-  // bucket of the same name, which the caller has made sure exists.
+  // bucket of the same name, which the caller has made sure exists. `access`: the new
+  // bucket's access settings (its ownership and public access block defaults), made with
+  // it in the same write.
   virtual Result<metadata::BucketRecord> CreateBucket(const BucketName& name,
                                                       const std::string& owner,
                                                       const std::string& region,
-                                                      const std::string& upstream_tier) = 0;
+                                                      const std::string& upstream_tier,
+                                                      const metadata::BucketAccess& access) = 0;
+  Result<metadata::BucketRecord> CreateBucket(const BucketName& name, const std::string& owner,
+                                              const std::string& region,
+                                              const std::string& upstream_tier) {
+    return CreateBucket(name, owner, region, upstream_tier, metadata::BucketAccess{});
+  }
   Result<metadata::BucketRecord> CreateBucket(const BucketName& name, const std::string& owner,
                                               const std::string& region) {
     return CreateBucket(name, owner, region, std::string());
@@ -125,6 +134,12 @@ class ObjectStore {
   // Replaces the bucket's lifecycle rules (empty removes them). kNoSuchBucket. Blocking.
   virtual Result<void> SetBucketLifecycle(const BucketName& name,
                                           const std::vector<metadata::LifecycleRule>& rules) = 0;
+  // Read-modify-write of the bucket's access settings (policy, ...): `change` edits the
+  // current ones; an error from it is returned and nothing is written. In cluster mode the
+  // change is made in the shared catalog (compare-and-swap, retried). kNoSuchBucket.
+  // Blocking.
+  using AccessChange = std::function<Result<void>(metadata::BucketAccess&)>;
+  virtual Result<void> UpdateBucketAccess(const BucketName& name, const AccessChange& change) = 0;
 
   // Cluster mode (storage/shared_catalog.h): with a catalog set, CreateBucket claims the
   // name in it, DeleteBucket and the setters above change it first, and the index follows

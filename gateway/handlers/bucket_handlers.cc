@@ -11,8 +11,10 @@
 #include "auth/signer.h"
 #include "common/http_time.h"
 #include "common/offload.h"
+#include "gateway/access_xml.h"
 #include "gateway/cluster_listing.h"
 #include "gateway/handlers/context.h"
+#include "gateway/identity.h"
 #include "gateway/xml.h"
 #include "metadata/read_inline.h"
 
@@ -83,10 +85,7 @@ HandlerResult ListBuckets(RequestContext& ctx) {
                   return store.ListBuckets();
                 }));
   XmlWriter xml("ListAllMyBucketsResult");
-  xml.Open("Owner")
-      .Element("ID", ctx.auth.principal.access_key)
-      .Element("DisplayName", ctx.auth.principal.access_key)
-      .Close();
+  WriteOwner(xml, "Owner", UserName(ctx.auth.principal));
   // Name -> (creation date, region): the caller's buckets here, and the upstream's (an
   // existing store shows through; its buckets are bound on first use, in this region).
   std::map<std::string, std::pair<std::string, std::string>> listed;
@@ -152,7 +151,36 @@ HandlerResult ListBuckets(RequestContext& ctx) {
   co_return co_await SendXml(ctx, 200, xml.Finish());
 }
 
+namespace {
+
+// A new bucket's access settings: x-amz-object-ownership, else the gateway's defaults
+// (server.default_object_ownership and default_public_access_block). ObjectWriter, the
+// mode of a bucket without ownership controls, is not written down unless asked for, so
+// GetBucketOwnershipControls answers OwnershipControlsNotFoundError as for any bucket
+// made before they existed.
+Result<metadata::BucketAccess> NewBucketAccess(const RequestContext& ctx) {
+  const auto& server = ctx.services.config.server;
+  metadata::BucketAccess access;
+  const std::string_view ownership = ctx.Header("x-amz-object-ownership");
+  if (!ownership.empty()) {
+    if (!IsObjectOwnership(ownership)) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "Invalid x-amz-object-ownership header: " + std::string(ownership));
+    }
+    access.object_ownership = ownership;
+  } else if (server.default_object_ownership != "ObjectWriter") {
+    access.object_ownership = server.default_object_ownership;
+  }
+  if (server.default_public_access_block) {
+    access.public_access_block = metadata::PublicAccessBlock{true, true, true, true};
+  }
+  return access;
+}
+
+}  // namespace
+
 HandlerResult CreateBucket(RequestContext& ctx) {
+  STRATA_CO_TRY(const auto access, NewBucketAccess(ctx));
   STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxBucketConfigBytes));
   auto location = body.Parse(ParseCreateBucketConfiguration);
   if (!location.ok()) {
@@ -191,7 +219,7 @@ HandlerResult CreateBucket(RequestContext& ctx) {
     upstream_tier = engine.upstream_tier();
   }
   auto created = co_await Offload(ctx.services.blocking_pool, [&] {
-    return store.CreateBucket(name, owner, *location, upstream_tier);
+    return store.CreateBucket(name, owner, *location, upstream_tier, access);
   });
   if (!created.ok()) {
     if (created.error().code == ErrorCode::kBucketAlreadyOwnedByYou && LegacyRecreateIsOk(region)) {
@@ -352,7 +380,7 @@ HandlerResult ListObjects(RequestContext& ctx) {
         .Element("Size", std::to_string(o.size))
         .Element("StorageClass", o.storage_class);
     if (fetch_owner) {
-      xml.Open("Owner").Element("ID", exists->owner).Element("DisplayName", exists->owner).Close();
+      WriteOwner(xml, "Owner", exists->owner);
     }
     xml.Close();
   }

@@ -140,6 +140,26 @@ HandlerResult PutBucketTagging(RequestContext& ctx);     // PUT bucket ?tagging
 HandlerResult GetBucketTagging(RequestContext& ctx);     // GET bucket ?tagging
 HandlerResult DeleteBucketTagging(RequestContext& ctx);  // DELETE bucket ?tagging
 
+// Bucket policies (handlers/policy_handlers.cc).
+HandlerResult GetBucketPolicy(RequestContext& ctx);        // GET bucket ?policy
+HandlerResult PutBucketPolicy(RequestContext& ctx);        // PUT bucket ?policy
+HandlerResult DeleteBucketPolicy(RequestContext& ctx);     // DELETE bucket ?policy
+HandlerResult GetBucketPolicyStatus(RequestContext& ctx);  // GET bucket ?policyStatus
+
+// Ownership controls and public access blocks (handlers/access_handlers.cc).
+HandlerResult GetBucketOwnershipControls(RequestContext& ctx);     // GET ?ownershipControls
+HandlerResult PutBucketOwnershipControls(RequestContext& ctx);     // PUT ?ownershipControls
+HandlerResult DeleteBucketOwnershipControls(RequestContext& ctx);  // DELETE ?ownershipControls
+HandlerResult GetPublicAccessBlock(RequestContext& ctx);           // GET ?publicAccessBlock
+HandlerResult PutPublicAccessBlock(RequestContext& ctx);           // PUT ?publicAccessBlock
+HandlerResult DeletePublicAccessBlock(RequestContext& ctx);        // DELETE ?publicAccessBlock
+
+// CORS (handlers/cors_handlers.cc).
+HandlerResult GetBucketCors(RequestContext& ctx);     // GET bucket ?cors
+HandlerResult PutBucketCors(RequestContext& ctx);     // PUT bucket ?cors
+HandlerResult DeleteBucketCors(RequestContext& ctx);  // DELETE bucket ?cors
+HandlerResult OptionsObject(RequestContext& ctx);     // OPTIONS: a browser's preflight
+
 // Lifecycle configuration (handlers/lifecycle_handlers.cc).
 HandlerResult PutBucketLifecycleConfiguration(RequestContext& ctx);     // PUT bucket ?lifecycle
 HandlerResult GetBucketLifecycleConfiguration(RequestContext& ctx);     // GET bucket ?lifecycle

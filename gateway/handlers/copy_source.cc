@@ -59,6 +59,13 @@ Result<CopySourceName> ParseCopySource(std::string_view header) {
   return name;
 }
 
+AccessRequest CopySourceAccess(const CopySourceName& name) {
+  return AccessRequest{
+      .action = name.version_id.empty() ? "s3:GetObject" : "s3:GetObjectVersion",
+      .key = name.key,
+  };
+}
+
 Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx) {
   auto name = ParseCopySource(ctx.Header("x-amz-copy-source"));
   if (!name.ok()) {
@@ -68,9 +75,7 @@ Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx) {
   if (!bucket.ok()) {
     return std::move(bucket).error();
   }
-  if (!MayAccess(ctx.auth.principal, *bucket)) {
-    return Error(ErrorCode::kAccessDenied, "Access Denied");
-  }
+  STRATA_RETURN_IF_ERROR(AuthorizeBucketAccess(ctx, *bucket, CopySourceAccess(*name)));
   BucketName source_bucket(name->bucket);
   ObjectKey source_key(name->key);
   auto source =

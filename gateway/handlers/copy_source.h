@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "gateway/bucket_access.h"
 #include "gateway/handlers/context.h"
 #include "metadata/records.h"
 
@@ -22,6 +23,10 @@ struct CopySourceName {
 // "bucket/key" or "/bucket/key", percent-encoded, optionally "?versionId=...".
 // kInvalidArgument when it does not name a bucket and a key.
 Result<CopySourceName> ParseCopySource(std::string_view header);
+
+// What reading the source asks of its bucket's policy: s3:GetObject, or
+// s3:GetObjectVersion for a version named by id. Views into `name`.
+AccessRequest CopySourceAccess(const CopySourceName& name);
 
 // The checks of a source version found (here or on its owner): a delete marker is
 // kNoSuchKey (current) or kInvalidRequest (named by id); a failed x-amz-copy-source-if-*

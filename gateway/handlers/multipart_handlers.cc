@@ -9,6 +9,7 @@
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/copy_source.h"
 #include "gateway/handlers/object_io.h"
+#include "gateway/identity.h"
 #include "gateway/remote_copy_source.h"
 #include "gateway/xml.h"
 #include "metadata/read_inline.h"
@@ -254,8 +255,8 @@ HandlerResult ListParts(RequestContext& ctx) {
   xml.Element("Bucket", ctx.target.bucket)
       .Element("Key", ctx.target.key)
       .Element("UploadId", upload.upload_id.view());
-  xml.Open("Initiator").Element("ID", upload.owner).Element("DisplayName", upload.owner).Close();
-  xml.Open("Owner").Element("ID", upload.owner).Element("DisplayName", upload.owner).Close();
+  WriteOwner(xml, "Initiator", upload.owner);
+  WriteOwner(xml, "Owner", upload.owner);
   xml.Element("StorageClass", upload.object.storage_class)
       .Element("PartNumberMarker", std::to_string(marker));
   if (!page.parts.empty()) {
@@ -390,8 +391,8 @@ HandlerResult ListMultipartUploads(RequestContext& ctx) {
     xml.Open("Upload")
         .Element("Key", enc(upload.object.key.str()))
         .Element("UploadId", upload.upload_id.view());
-    xml.Open("Initiator").Element("ID", upload.owner).Element("DisplayName", upload.owner).Close();
-    xml.Open("Owner").Element("ID", upload.owner).Element("DisplayName", upload.owner).Close();
+    WriteOwner(xml, "Initiator", upload.owner);
+    WriteOwner(xml, "Owner", upload.owner);
     xml.Element("StorageClass", upload.object.storage_class)
         .Element("Initiated", FormatIso8601(upload.initiated_ms));
     if (!upload.checksum_algorithm.empty()) {

@@ -9,6 +9,7 @@
 #include "auth/payload_decoder.h"
 #include "common/http_time.h"
 #include "common/offload.h"
+#include "gateway/bucket_access.h"
 #include "gateway/conditions.h"
 #include "gateway/error_table.h"
 #include "gateway/forward.h"
@@ -271,6 +272,16 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
   // one fan-out each, whose answers join this one's (a member sent a fan-out answers for
   // its own keys only).
   const KeyOwners owners = OwnersOfKeys(ctx, request);
+  // Each key as S3 judges it: s3:DeleteObject, or s3:DeleteObjectVersion by id.
+  std::vector<Result<void>> allowed;
+  allowed.reserve(request.objects.size());
+  for (const auto& entry : request.objects) {
+    allowed.push_back(AuthorizeBucketAccess(
+        ctx, *ctx.bucket,
+        AccessRequest{
+            .action = entry.version_id.empty() ? "s3:DeleteObject" : "s3:DeleteObjectVersion",
+            .key = entry.key}));
+  }
   auto& store = ctx.services.store;
   // One trip to the blocking pool for the whole batch.
   auto outcomes = co_await Offload(ctx.services.blocking_pool, [&] {
@@ -280,6 +291,8 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
       const auto& entry = request.objects[i];
       if (!owners.here[i]) {
         continue;
+      } else if (!allowed[i].ok()) {
+        out.push_back({&entry, allowed[i].error()});
       } else if (entry.key.size() > kMaxKeyBytes) {
         out.push_back({&entry, Error(ErrorCode::kKeyTooLong, "Your key is too long")});
       } else if (!entry.version_id.empty()) {

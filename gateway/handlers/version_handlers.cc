@@ -7,6 +7,7 @@
 #include "common/offload.h"
 #include "gateway/cluster_listing.h"
 #include "gateway/handlers/context.h"
+#include "gateway/identity.h"
 #include "gateway/xml.h"
 #include "metadata/read_inline.h"
 
@@ -151,7 +152,7 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
           .Element("Size", std::to_string(r.size))
           .Element("StorageClass", r.storage_class);
     }
-    xml.Open("Owner").Element("ID", owner).Element("DisplayName", owner).Close();
+    WriteOwner(xml, "Owner", owner);
     xml.Close();
   }
   for (const auto& cp : common_prefixes) {

@@ -68,6 +68,13 @@ Result<void> LocalObjectStore::MirrorBucket(const metadata::BucketRecord& bucket
     if (local->tags != bucket.tags) {
       STRATA_RETURN_IF_ERROR(index_.SetBucketTags(bucket.name, bucket.tags));
     }
+    if (local->access != bucket.access) {
+      STRATA_RETURN_IF_ERROR(index_.UpdateBucketAccess(
+          bucket.name, [&bucket](metadata::BucketAccess& access) -> Result<void> {
+            access = bucket.access;
+            return Ok();
+          }));
+    }
     // The rules compared as stored (LifecycleRule has no ==): the records with everything
     // else equal.
     metadata::BucketRecord theirs = *local;

@@ -64,15 +64,15 @@ Error LocalObjectStore::Taken(const metadata::BucketRecord& holder, const std::s
   return Error(ErrorCode::kBucketAlreadyExists, "The requested bucket name is not available.");
 }
 
-Result<metadata::BucketRecord> LocalObjectStore::CreateBucket(const BucketName& name,
-                                                              const std::string& owner,
-                                                              const std::string& region,
-                                                              const std::string& upstream_tier) {
+Result<metadata::BucketRecord> LocalObjectStore::CreateBucket(
+    const BucketName& name, const std::string& owner, const std::string& region,
+    const std::string& upstream_tier, const metadata::BucketAccess& access) {
   if (!IsValidBucketName(name.view())) {
     return Error(ErrorCode::kInvalidBucketName, "The specified bucket is not valid: " + name.str());
   }
   return GuardExceptions("create bucket", [&]() -> Result<metadata::BucketRecord> {
-    const metadata::BucketRecord record = NewBucket(name, owner, region, upstream_tier);
+    metadata::BucketRecord record = NewBucket(name, owner, region, upstream_tier);
+    record.access = access;
     if (SharedCatalog* catalog = catalog_.load()) {
       // Taken once cluster-wide; the catalog mirrors the holder here before answering.
       auto claimed = catalog->Claim(record);
@@ -138,6 +138,16 @@ Result<void> LocalObjectStore::SetBucketTags(const BucketName& name, const metad
     });
   }
   return index_.SetBucketTags(name, tags);
+}
+
+Result<void> LocalObjectStore::UpdateBucketAccess(const BucketName& name,
+                                                  const AccessChange& change) {
+  if (SharedCatalog* catalog = catalog_.load()) {
+    return UpdateShared(*catalog, name, [&change](metadata::BucketRecord& bucket) {
+      return change(bucket.access);
+    });
+  }
+  return index_.UpdateBucketAccess(name, change);
 }
 
 Result<void> LocalObjectStore::SetBucketLifecycle(

@@ -59,12 +59,14 @@ class LocalObjectStore final : public ObjectStore, public BucketMirror {
   using ObjectStore::CreateBucket;
   Result<metadata::BucketRecord> CreateBucket(const BucketName& name, const std::string& owner,
                                               const std::string& region,
-                                              const std::string& upstream_tier) override;
+                                              const std::string& upstream_tier,
+                                              const metadata::BucketAccess& access) override;
   Result<metadata::BucketRecord> GetBucket(const BucketName& name) override;
   Result<void> DeleteBucket(const BucketName& name) override;
   Result<std::vector<metadata::BucketRecord>> ListBuckets() override;
   Result<void> SetBucketVersioning(const BucketName& name, const std::string& state) override;
   Result<void> SetBucketTags(const BucketName& name, const metadata::Tags& tags) override;
+  Result<void> UpdateBucketAccess(const BucketName& name, const AccessChange& change) override;
   Result<void> SetBucketLifecycle(const BucketName& name,
                                   const std::vector<metadata::LifecycleRule>& rules) override;
   void SetSharedCatalog(SharedCatalog* catalog) override { catalog_ = catalog; }

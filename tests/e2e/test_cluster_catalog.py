@@ -8,14 +8,20 @@
     us-east-1, whose legacy answer is 200), BucketAlreadyExists for another user.
   - Versioning enabled through A is seen through B (the watch; polled, bounded).
   - DeleteBucket through C removes it everywhere: Head answers 404 through A and B.
+  - A bucket policy put through A governs requests through B and C (their own requests
+    and those forwarded to the keys' owners): an anonymous GET it grants works everywhere;
+    deleted through C, it is refused everywhere.
   - A user made with `strata-admin user create` through A signs requests through B and C
     (on keys whichever gateway owns); the same access key cannot be made again through C;
     removed through B, it is refused (InvalidAccessKeyId) through all three.
 One cluster serves the whole module (a few seconds to start).
 """
+import json
 import time
 
+import botocore
 import botocore.exceptions
+import requests
 import pytest
 
 from conftest import OTHER_AK, OTHER_SK, StrataServer, admin, make_client, run_admin
@@ -123,6 +129,34 @@ def test_delete_through_one_gateway_removes_it_everywhere(gateways):
     b.create_bucket(Bucket="cat-doomed",
                     CreateBucketConfiguration={"LocationConstraint": REGION})
     a.head_bucket(Bucket="cat-doomed")
+
+
+def test_a_policy_put_through_one_gateway_governs_every_gateway(gateways):
+    a, b, c = (make_client(gw) for gw in gateways)
+    a.create_bucket(Bucket="cat-public",
+                    CreateBucketConfiguration={"LocationConstraint": REGION})
+    keys = [f"k{i}" for i in range(12)]  # owned by each of the three gateways
+    for key in keys:
+        a.put_object(Bucket="cat-public", Key=key, Body=key.encode())
+
+    def anonymous_reads(gw):
+        return [requests.get(f"{gw.endpoint}/cat-public/{key}", timeout=30).status_code
+                for key in keys]
+
+    assert all(s == 403 for gw in gateways for s in anonymous_reads(gw))
+    a.put_bucket_policy(Bucket="cat-public", Policy=json.dumps({"Statement": [{
+        "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+        "Resource": "arn:aws:s3:::cat-public/*"}]}))
+    for gw in gateways:
+        eventually(lambda: all(s == 200 for s in anonymous_reads(gw)),
+                   f"the policy to reach {gw.endpoint} and the keys' owners")
+    unsigned = make_client(gateways[2], signature_version=botocore.UNSIGNED)
+    assert unsigned.get_object(Bucket="cat-public", Key="k3")["Body"].read() == b"k3"
+    assert json.loads(b.get_bucket_policy(Bucket="cat-public")["Policy"])["Statement"]
+    c.delete_bucket_policy(Bucket="cat-public")
+    for gw in gateways:
+        eventually(lambda: all(s == 403 for s in anonymous_reads(gw)),
+                   f"the removal to reach {gw.endpoint}")
 
 
 def test_a_user_made_through_one_gateway_signs_everywhere(gateways):

@@ -34,12 +34,11 @@ def test_garbage_gets_400_and_server_survives(server, s3, garbage):
     assert_still_serving(s3)
 
 
-def test_unsigned_put_with_broken_chunking_is_refused(server, s3):
-    # The header is valid HTTP, so authentication answers first (as S3 does) and the
-    # broken chunked body is never read.
-    resp = raw_exchange(server, b"PUT /b/k HTTP/1.1\r\nHost: x\r\n"
-                                b"Transfer-Encoding: chunked\r\n\r\nzz\r\n",
-                        shutdown_write=True)
+def test_unsigned_put_with_broken_chunking_is_refused(server, s3, bucket):
+    # The header is valid HTTP, so the authorization answers first (an anonymous PUT into
+    # a private bucket, as S3 does) and the broken chunked body is never read.
+    resp = raw_exchange(server, f"PUT /{bucket}/k HTTP/1.1\r\nHost: x\r\n".encode() +
+                        b"Transfer-Encoding: chunked\r\n\r\nzz\r\n", shutdown_write=True)
     assert resp is not None and resp.status == 403 and resp.code == "AccessDenied", resp
     assert_still_serving(s3)
 

@@ -184,19 +184,20 @@ def test_admin_prefix_path_and_malformed_requests(server):
     before = scrape(server, "/_strata/metrics")
     resp = raw_exchange(server, b"NOT AN HTTP REQUEST\r\n\r\n")
     assert resp is not None and resp.status == 400
-    # An unknown method on a bucket is named by its method.
-    resp = raw_exchange(server, b"OPTIONS /some-bucket HTTP/1.1\r\nHost: x\r\n"
+    # An unknown method on a bucket is named by its method (an anonymous one: the bucket
+    # does not exist, so the method's refusal is the answer).
+    resp = raw_exchange(server, b"PROPFIND /some-bucket HTTP/1.1\r\nHost: x\r\n"
                                 b"Connection: close\r\n\r\n")
-    assert resp is not None and resp.status == 403
+    assert resp is not None and resp.status == 405, resp
     after = scrape_until(
-        server, lambda exp: exp.get("strata_requests_total", op="OTHER", code="403") >
-        before.get("strata_requests_total", op="OTHER", code="403") and
+        server, lambda exp: exp.get("strata_requests_total", op="OTHER", code="405") >
+        before.get("strata_requests_total", op="OTHER", code="405") and
         exp.get("strata_requests_total", op="Malformed", code="400") >
         before.get("strata_requests_total", op="Malformed", code="400"), "/_strata/metrics")
     assert after.get("strata_requests_total", op="Malformed", code="400") - \
         before.get("strata_requests_total", op="Malformed", code="400") == 1
-    assert after.get("strata_requests_total", op="OTHER", code="403") - \
-        before.get("strata_requests_total", op="OTHER", code="403") == 1
+    assert after.get("strata_requests_total", op="OTHER", code="405") - \
+        before.get("strata_requests_total", op="OTHER", code="405") == 1
 
 
 def test_scrape_keeps_the_connection_alive(server):
@@ -242,9 +243,10 @@ def test_metrics_false_leaves_the_paths_to_s3(strata_factory):
     for path in ("/metrics", "/_strata/metrics"):
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(srv.endpoint + path, timeout=30)
-        assert info.value.code == 403, path
+        # An anonymous S3 request on a bucket that does not exist.
+        assert info.value.code == 404, path
         assert info.value.headers["Content-Type"] == "application/xml", path
-        assert xml_code(info.value.read()) == "AccessDenied", path
+        assert xml_code(info.value.read()) == "NoSuchBucket", path
     s3 = make_client(srv)
     s3.create_bucket(Bucket="metrics")
     assert s3.list_objects_v2(Bucket="metrics")["KeyCount"] == 0

@@ -200,7 +200,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!auth.error().message.empty(), target_text);
     return 0;
   }
-  FUZZ_CHECK(auth->principal.access_key == "strata", target_text);
+  if (auth->anonymous) {
+    // Only a request that carries no signature of any kind is anonymous.
+    FUZZ_CHECK(auth->principal.access_key.empty() && !view.HasHeader("authorization"), target_text);
+    FUZZ_CHECK(auth->payload == auth::PayloadMode::kUnsigned, target_text);
+  } else {
+    FUZZ_CHECK(auth->principal.access_key == "strata", target_text);
+  }
   DecodeBody(*auth, body, complete);
   return 0;
 }

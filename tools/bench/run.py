@@ -950,7 +950,7 @@ read_cache = "{read_cache}"
     STANDALONE = {"hot": "hot_path", "cold": "cold_tier", "index": "index_scale",
                   "lifecycle": "lifecycle_lag", "eviction": "eviction_policy",
                   "epoch": "epoch_workload", "restore": "restore_tier",
-                  "cluster": "cluster_tier"}
+                  "cluster": "cluster_tier", "policy": "policy_get"}
 
     def hot_path(self):
         """The request path alone (PUT 4 KiB, hot GET 4 KiB, the 256 MiB PUT and GET, with
@@ -963,6 +963,59 @@ read_cache = "{read_cache}"
         self.small_objects()
         self.big_objects()
 
+    @staticmethod
+    def bench_policy(bucket, statements=20):
+        """A policy of `statements` statements as a team might write one: grants to other
+        users on their prefixes from an internal network, a Deny of deletes over plain HTTP,
+        and the public read of the benchmark's keys from loopback. The owner's GET is
+        allowed by the last statement, after every other one was weighed for a Deny."""
+        st = [{"Sid": f"team{i}", "Effect": "Allow",
+               "Principal": {"AWS": f"arn:aws:iam:::user/user{i}"},
+               "Action": ["s3:GetObject", "s3:PutObject", "s3:ListBucket"],
+               "Resource": [f"arn:aws:s3:::{bucket}/team{i}/*", f"arn:aws:s3:::{bucket}"],
+               "Condition": {"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}}}
+              for i in range(statements - 2)]
+        st.append({"Sid": "no-plain-deletes", "Effect": "Deny", "Principal": "*",
+                   "Action": ["s3:DeleteObject", "s3:DeleteObjectVersion"],
+                   "Resource": f"arn:aws:s3:::{bucket}/*",
+                   "Condition": {"Bool": {"aws:SecureTransport": "false"}}})
+        st.append({"Sid": "public-small", "Effect": "Allow", "Principal": "*",
+                   "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{bucket}/small/*",
+                   "Condition": {"IpAddress": {"aws:SourceIp": "127.0.0.0/8"}}})
+        return json.dumps({"Version": "2012-10-17", "Statement": st})
+
+    def policy_get(self):
+        """Hot GET 4 KiB (wrk, 64 conn, presigned) on a bucket with a 20-statement policy
+        against the same bucket without one, alternated twice on one server, so drift
+        between the runs hits both sides alike."""
+        import boto3
+        self.start_strata(fsync=True)
+        self.bench("request", "--method", "PUT", "--path", "/bench")
+        keys = ["--bucket", "bench", "--key-prefix", "small/k", "--count", self.p.small_keys]
+        self.bench("populate", "--size", 4096, "--connections", 16, *keys)
+        paths = os.path.join(self.work, "policy-paths.txt")
+        with open(paths, "w") as f:
+            f.write(self.bench("presign", "--expires", 7200, *keys))
+        s3 = boto3.client("s3", endpoint_url=self.strata_url, aws_access_key_id=ACCESS,
+                          aws_secret_access_key=SECRET, region_name=REGION)
+        runs = {"none": [], "policy": []}
+        for _ in range(2):
+            s3.delete_bucket_policy(Bucket="bench")
+            runs["none"].append(self.wrk("hot GET 4 KiB, no policy", "strata", self.strata_url,
+                                         paths, 64))
+            s3.put_bucket_policy(Bucket="bench", Policy=self.bench_policy("bench"))
+            runs["policy"].append(self.wrk("hot GET 4 KiB, 20-statement policy", "strata",
+                                           self.strata_url, paths, 64))
+        mean = {side: {"req_per_s": sum(r["req_per_s"] for r in rs) / len(rs),
+                       "p50_ms": sum(r["p50_ms"] for r in rs) / len(rs),
+                       "p99_ms": sum(r["p99_ms"] for r in rs) / len(rs)}
+                for side, rs in runs.items()}
+        self.ratio_row("hot GET 4 KiB, 64 conn: a bucket with a 20-statement policy vs none "
+                       "(the same server, alternated)", mean["policy"], mean["none"],
+                       "req_per_s", 0.95, "req/s", "no policy", self.lat(mean["policy"]),
+                       self.lat(mean["none"]))
+        s3.delete_bucket_policy(Bucket="bench")  # what follows measures without one
+
     def run(self):
         started = time.time()
         self.profile_text = ""
@@ -974,6 +1027,7 @@ read_cache = "{read_cache}"
             return self.report()
         self.micro()
         self.hot_path()
+        self.policy_get()
         self.cold_tier()
         self.restore_tier()
         self.memory()

@@ -160,6 +160,15 @@ TEST(AuthFuzz, MutatedPresignedQueryVerifiesOnlyWhenEquivalent) {
     auto result = verifier.Verify(r.View());
     if (!result.ok()) {
       refused.Add(result.error(), r.raw_query);
+    } else if (result->anonymous) {
+      // The edit left no signature parameter at all: an anonymous request, with no one's
+      // rights.
+      auto params = internal::ParseQuery(r.raw_query);
+      for (const char* name : {"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature",
+                               "AWSAccessKeyId", "Signature"}) {
+        EXPECT_EQ(internal::FindParam(params, name), nullptr) << r.raw_query;
+      }
+      EXPECT_TRUE(result->principal.access_key.empty());
     } else {
       // Only an equivalent encoding of the same parameters may still verify.
       auto params = internal::ParseQuery(r.raw_query);

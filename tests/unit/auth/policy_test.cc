@@ -83,6 +83,18 @@ TEST(PolicyTest, PublicReadOfObjects) {
   EXPECT_EQ(policy.statement_count(), 1u);
 }
 
+TEST(PolicyTest, NamesConditionKeysByPrefix) {
+  auto tagged = MustParse(R"({"Statement": [
+    {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+     "Resource": "arn:aws:s3:::amzn-s3-demo-bucket/*",
+     "Condition": {"StringEquals": {"s3:ExistingObjectTag/Classification": "public"}}}]})");
+  EXPECT_TRUE(tagged.NamesConditionKeys("s3:existingobjecttag/"));
+  EXPECT_FALSE(tagged.NamesConditionKeys("aws:sourceip"));
+  auto plain = MustParse(R"({"Statement": [{"Effect": "Allow", "Principal": "*",
+    "Action": "s3:GetObject", "Resource": "arn:aws:s3:::amzn-s3-demo-bucket/*"}]})");
+  EXPECT_FALSE(plain.NamesConditionKeys("s3:existingobjecttag/"));
+}
+
 TEST(PolicyTest, CrossAccountUserGrant) {
   auto policy = MustParse(R"({
     "Version": "2012-10-17",

@@ -373,13 +373,26 @@ TEST_F(VerifierTest, ContentSha256IsRequiredAndChecked) {
   }
 }
 
-TEST_F(VerifierTest, AnonymousIsDenied) {
+TEST_F(VerifierTest, AnonymousIsNamedSo) {
   OwnedRequest r;
   r.raw_path = "/bucket/key";
   r.headers = {{"Host", "localhost"}};
-  EXPECT_EQ(Code(r), ErrorCode::kAccessDenied);
-  r.raw_query = "versionId=3";
-  EXPECT_EQ(Code(r), ErrorCode::kAccessDenied);
+  for (std::string query : {"", "versionId=3", "X-Amz-Date=20130524T000000Z"}) {
+    r.raw_query = query;
+    auto result = Verify(r);
+    ASSERT_TRUE(result.ok()) << query;
+    EXPECT_TRUE(result->anonymous) << query;
+    EXPECT_TRUE(result->principal.access_key.empty()) << query;
+    EXPECT_EQ(result->payload, PayloadMode::kUnsigned) << query;
+  }
+  // A signature of any kind is never anonymous, even a broken one.
+  r.raw_query = "X-Amz-Signature=abc";
+  EXPECT_FALSE(Verify(r).ok());
+  r.raw_query = "AWSAccessKeyId=nobody";
+  EXPECT_FALSE(Verify(r).ok());
+  r.raw_query = "";
+  r.headers.emplace_back("Authorization", "AWS nobody:sig");
+  EXPECT_FALSE(Verify(r).ok());
 }
 
 TEST_F(VerifierTest, HeaderAndPresignTogetherIsRefused) {

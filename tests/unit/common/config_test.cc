@@ -318,6 +318,26 @@ TEST(ConfigTest, ServerScalars) {
   }
 }
 
+TEST(ConfigTest, NewBucketAccessDefaults) {
+  auto d = ParseConfig(kMinimal, "t");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->server.default_object_ownership, "ObjectWriter");
+  EXPECT_FALSE(d->server.default_public_access_block);
+  for (const char* mode : {"ObjectWriter", "BucketOwnerPreferred", "BucketOwnerEnforced"}) {
+    auto r = ParseConfig(Server(std::string("default_object_ownership = \"") + mode +
+                                "\"\ndefault_public_access_block = true"),
+                         "t");
+    ASSERT_TRUE(r.ok()) << mode << ": " << r.error().message;
+    EXPECT_EQ(r->server.default_object_ownership, mode);
+    EXPECT_TRUE(r->server.default_public_access_block);
+  }
+  EXPECT_CONFIG_ERROR(Server("default_object_ownership = \"bucketownerenforced\""),
+                      "server.default_object_ownership:", "BucketOwnerEnforced");
+  EXPECT_CONFIG_ERROR(Server("default_object_ownership = 1"), "server.default_object_ownership:");
+  EXPECT_CONFIG_ERROR(Server("default_public_access_block = \"yes\""),
+                      "server.default_public_access_block:");
+}
+
 TEST(ConfigTest, MetricsAccess) {
   // Defaults: the aggregate page is public, no bearer token is accepted.
   auto d = ParseConfig(kMinimal, "t");

@@ -123,6 +123,7 @@ TEST(ForwardWireTest, TheReadCachesFieldsRoundTripInFormat2) {
   auto back = DecodeRequestHead(EncodeRequestHead(request));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_TRUE(back->takes_cache);
+  EXPECT_FALSE(back->secure);
   EXPECT_EQ(back->cached_tag, request.cached_tag);
   EXPECT_EQ(back->fields, request.fields);
   EXPECT_EQ(back->target, request.target);
@@ -162,6 +163,21 @@ TEST(ForwardWireTest, TheReadCachesFieldsRoundTripInFormat2) {
   }
 }
 
+TEST(ForwardWireTest, TheTlsFlagRoundTripsInFormat2) {
+  auto request = SampleRequest();
+  request.secure = true;
+  EXPECT_EQ(EncodeRequestHead(request)[0], kForwardCacheFormat);
+  auto back = DecodeRequestHead(EncodeRequestHead(request));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->secure);
+  EXPECT_FALSE(back->takes_cache);
+  EXPECT_TRUE(back->cached_tag.empty());
+  request.takes_cache = true;
+  back = DecodeRequestHead(EncodeRequestHead(request));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->secure && back->takes_cache);
+}
+
 TEST(ForwardWireTest, BadReadCacheFieldsAreRefused) {
   auto request_refused = [](auto edit) {
     auto head = SampleRequest();
@@ -184,7 +200,12 @@ TEST(ForwardWireTest, BadReadCacheFieldsAreRefused) {
   EXPECT_FALSE(DecodeRequestHead(bare).ok());
   bare[after_id] = 1;
   EXPECT_TRUE(DecodeRequestHead(bare).ok());
-  bare[after_id] = 2;
+  bare[after_id] = 2;  // TLS alone
+  auto tls = DecodeRequestHead(bare);
+  ASSERT_TRUE(tls.ok());
+  EXPECT_TRUE(tls->secure);
+  EXPECT_FALSE(tls->takes_cache);
+  bare[after_id] = 4;
   EXPECT_FALSE(DecodeRequestHead(bare).ok());
 
   auto response_refused = [](auto edit) {

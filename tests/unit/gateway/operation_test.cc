@@ -45,8 +45,27 @@ TEST(Operation, Buckets) {
   EXPECT_EQ(Op(verb::put, "/b?lifecycle"), "PutBucketLifecycleConfiguration");
   EXPECT_EQ(Op(verb::delete_, "/b?lifecycle"), "DeleteBucketLifecycleConfiguration");
   EXPECT_EQ(Op(verb::get, "/b/k?lifecycle"), "GET");  // no object-level lifecycle
-  EXPECT_EQ(Op(verb::get, "/b?cors"), "GET");         // not implemented: not ListObjects
-  EXPECT_EQ(Op(verb::options, "/b"), "OTHER");
+  EXPECT_EQ(Op(verb::get, "/b?policy"), "GetBucketPolicy");
+  EXPECT_EQ(Op(verb::put, "/b?policy"), "PutBucketPolicy");
+  EXPECT_EQ(Op(verb::delete_, "/b?policy"), "DeleteBucketPolicy");
+  EXPECT_EQ(Op(verb::get, "/b?policyStatus"), "GetBucketPolicyStatus");
+  EXPECT_EQ(Op(verb::put, "/b?policyStatus"), "PUT");
+  EXPECT_EQ(Op(verb::post, "/b?policy"), "POST");
+  EXPECT_EQ(Op(verb::get, "/b/k?policy"), "GET");  // no object-level policy
+  EXPECT_EQ(Op(verb::get, "/b?ownershipControls"), "GetBucketOwnershipControls");
+  EXPECT_EQ(Op(verb::put, "/b?ownershipControls"), "PutBucketOwnershipControls");
+  EXPECT_EQ(Op(verb::delete_, "/b?ownershipControls"), "DeleteBucketOwnershipControls");
+  EXPECT_EQ(Op(verb::get, "/b?publicAccessBlock"), "GetPublicAccessBlock");
+  EXPECT_EQ(Op(verb::put, "/b?publicAccessBlock"), "PutPublicAccessBlock");
+  EXPECT_EQ(Op(verb::delete_, "/b?publicAccessBlock"), "DeletePublicAccessBlock");
+  EXPECT_EQ(Op(verb::post, "/b?publicAccessBlock"), "POST");
+  EXPECT_EQ(Op(verb::get, "/b/k?ownershipControls"), "GET");
+  EXPECT_EQ(Op(verb::options, "/b"), "OptionsObject");
+  EXPECT_EQ(Op(verb::options, "/b/k?uploads"), "OptionsObject");
+  EXPECT_EQ(Op(verb::get, "/b?cors"), "GetBucketCors");
+  EXPECT_EQ(Op(verb::put, "/b?cors"), "PutBucketCors");
+  EXPECT_EQ(Op(verb::delete_, "/b?cors"), "DeleteBucketCors");
+  EXPECT_EQ(Op(verb::get, "/b/k?cors"), "GET");
 }
 
 TEST(Operation, Objects) {
@@ -89,12 +108,13 @@ TEST(Operation, Refusals) {
   EXPECT_EQ(refusal(verb::get, "/b/k"), Refusal::kNone);
   EXPECT_EQ(refusal(verb::put, "/"), Refusal::kMethodNotAllowed);
   EXPECT_EQ(refusal(verb::get, "/?acl"), Refusal::kNotImplemented);
-  EXPECT_EQ(refusal(verb::get, "/b?cors"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::get, "/b?website"), Refusal::kNotImplemented);
   EXPECT_EQ(refusal(verb::put, "/b/k?acl"), Refusal::kNotImplemented);
   EXPECT_EQ(refusal(verb::post, "/b"), Refusal::kNotImplemented);
   EXPECT_EQ(refusal(verb::post, "/b/k"), Refusal::kNotImplemented);
-  EXPECT_EQ(refusal(verb::options, "/b"), Refusal::kMethodNotAllowed);
-  EXPECT_EQ(refusal(verb::options, "/b/k"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::options, "/b"), Refusal::kNone);
+  EXPECT_EQ(refusal(verb::options, "/b/k"), Refusal::kNone);
+  EXPECT_EQ(refusal(verb::options, "/"), Refusal::kMethodNotAllowed);
   EXPECT_EQ(refusal(verb::post, "/b?tagging"), Refusal::kMethodNotAllowed);
   EXPECT_EQ(refusal(verb::post, "/b/k?tagging"), Refusal::kMethodNotAllowed);
   EXPECT_EQ(refusal(verb::post, "/b?lifecycle"), Refusal::kMethodNotAllowed);
@@ -131,6 +151,9 @@ TEST(Operation, BucketLookupFirst) {
   EXPECT_TRUE(Route(verb::put, "/b?versioning").bucket_first);
   EXPECT_TRUE(Route(verb::put, "/b?tagging").bucket_first);
   EXPECT_TRUE(Route(verb::put, "/b?lifecycle").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?policy").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?ownershipControls").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?publicAccessBlock").bucket_first);
   EXPECT_TRUE(Route(verb::put, "/b?tagging&acl").bucket_first);
   EXPECT_TRUE(Route(verb::get, "/b?acl").bucket_first);
   EXPECT_TRUE(Route(verb::head, "/b").bucket_first);

@@ -179,6 +179,36 @@ TEST(ErrorTable, TaggingCodes) {
   EXPECT_EQ(LookupS3Error(ErrorCode::kNoSuchTagSet).status, 404u);
 }
 
+TEST(ErrorTable, EveryCodeHasItsOwnAnswer) {
+  for (int i = 0; i <= static_cast<int>(kLastErrorCode); ++i) {
+    const auto code = static_cast<ErrorCode>(i);
+    if (code == ErrorCode::kInternal || code == ErrorCode::kCorruption) {
+      continue;
+    }
+    EXPECT_NE(LookupS3Error(code).code, "InternalError") << i;
+  }
+}
+
+TEST(ErrorTable, AccessControlCodes) {
+  const std::pair<ErrorCode, std::pair<unsigned, std::string_view>> expected[] = {
+      {ErrorCode::kMalformedPolicy, {400, "MalformedPolicy"}},
+      {ErrorCode::kNoSuchBucketPolicy, {404, "NoSuchBucketPolicy"}},
+      {ErrorCode::kMalformedAcl, {400, "MalformedACLError"}},
+      {ErrorCode::kAccessControlListNotSupported, {400, "AccessControlListNotSupported"}},
+      {ErrorCode::kOwnershipControlsNotFound, {404, "OwnershipControlsNotFoundError"}},
+      {ErrorCode::kNoSuchPublicAccessBlockConfiguration,
+       {404, "NoSuchPublicAccessBlockConfiguration"}},
+      {ErrorCode::kNoSuchCorsConfiguration, {404, "NoSuchCORSConfiguration"}},
+      {ErrorCode::kCorsNotAllowed, {403, "AccessForbidden"}},
+      {ErrorCode::kObjectLockConfigurationNotFound, {404, "ObjectLockConfigurationNotFoundError"}},
+      {ErrorCode::kInvalidBucketState, {409, "InvalidBucketState"}},
+  };
+  for (const auto& [code, answer] : expected) {
+    EXPECT_EQ(LookupS3Error(code).status, answer.first) << answer.second;
+    EXPECT_EQ(LookupS3Error(code).code, answer.second);
+  }
+}
+
 }  // namespace
 }  // namespace strata::gateway
 

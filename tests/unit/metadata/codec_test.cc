@@ -207,6 +207,47 @@ TEST(CodecTest, BucketOlderFormatsStillDecode) {
   }
 }
 
+// Format 6 adds the access settings: a format 5 record reads without any.
+TEST(CodecTest, BucketAccessRoundTripsAndFormatFiveReadsWithout) {
+  BucketRecord b;
+  b.name = BucketName("b1");
+  b.owner = "AKIA";
+  b.access.policy = R"({"Statement": []})";
+  b.access.object_ownership = "BucketOwnerEnforced";
+  b.access.public_access_block = PublicAccessBlock{true, false, true, false};
+  b.access.cors = "<CORSConfiguration/>";  // 20 bytes
+  const std::string bytes = EncodeBucket(b);
+  auto decoded = DecodeBucket(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->access, b.access);
+  for (auto block :
+       {std::optional<PublicAccessBlock>(), std::optional<PublicAccessBlock>(PublicAccessBlock{}),
+        std::optional<PublicAccessBlock>(PublicAccessBlock{false, true, false, true})}) {
+    b.access.public_access_block = block;
+    auto again = DecodeBucket(EncodeBucket(b));
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->access.public_access_block, block);
+  }
+  // A flags byte with unknown bits, or flags without the presence bit, is refused.
+  const std::size_t flags_at = bytes.size() - 1 - 20 - 1;
+  ASSERT_EQ(bytes[flags_at], 1 | 2 | 8);
+  for (char bad : {'\x20', '\x02'}) {
+    std::string changed = bytes;
+    changed[flags_at] = bad;
+    EXPECT_FALSE(DecodeBucket(changed).ok()) << int(bad);
+  }
+  // Without the access settings (the policy's length byte and its 17 bytes, the
+  // ownership's and its 19, the flags byte, the CORS document's length and its 20), as
+  // format 5 wrote it.
+  std::string as_five = bytes.substr(0, flags_at - 1 - 19 - 1 - 17);
+  EXPECT_FALSE(DecodeBucket(as_five).ok());
+  as_five[0] = 5;
+  auto five = DecodeBucket(as_five);
+  ASSERT_TRUE(five.ok()) << five.error().message;
+  EXPECT_EQ(five->access, BucketAccess{});
+  EXPECT_EQ(five->owner, "AKIA");
+}
+
 // Records written by format 1 (one location per placement, no parts) still decode: the
 // location becomes one extent holding the whole object.
 TEST(CodecTest, ObjectFormatOneStillDecodes) {

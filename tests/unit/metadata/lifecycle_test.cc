@@ -671,8 +671,10 @@ TEST(LifecycleCodecTest, FormatFourStillDecodesWithoutRules) {
   b.upstream_tier = "cold";
   b.upstream_bucket = "up";
   std::string bytes = EncodeBucket(b);
-  ASSERT_EQ(bytes.back(), '\0');  // format 5's rule count, the last field
-  bytes.pop_back();
+  // Format 6's access settings (two empty strings, no flags, an empty string) last, and
+  // format 5's rule count before them.
+  ASSERT_EQ(bytes.substr(bytes.size() - 5), std::string(5, '\0'));
+  bytes.resize(bytes.size() - 5);
   bytes[0] = 4;
   auto decoded = DecodeBucket(bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
@@ -683,7 +685,8 @@ TEST(LifecycleCodecTest, FormatFourStillDecodesWithoutRules) {
 
 TEST(LifecycleCodecTest, BadFlagAndFormBytesAreCorruption) {
   BucketRecord b{BucketName("b"), "o", 1, ""};
-  const std::size_t count_at = EncodeBucket(b).size() - 1;  // where the rule count goes
+  // Where the rule count goes: before format 6's four bytes of empty access settings.
+  const std::size_t count_at = EncodeBucket(b).size() - 5;
   LifecycleRule rule;
   rule.id = "x";
   b.lifecycle = {rule};

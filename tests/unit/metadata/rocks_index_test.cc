@@ -219,6 +219,35 @@ TEST_F(RocksIndexTest, BucketTagsAndVersioning) {
   EXPECT_EQ(index_->SetBucketTags(BucketName("zz"), {}).error().code, ErrorCode::kNoSuchBucket);
 }
 
+TEST_F(RocksIndexTest, BucketAccessIsReadModifiedAndWritten) {
+  MakeBucket("b");
+  const BucketName b("b");
+  ASSERT_TRUE(index_->SetBucketTags(b, {{"team", "ml"}}).ok());
+  ASSERT_TRUE(index_
+                  ->UpdateBucketAccess(b,
+                                       [](BucketAccess& access) -> Result<void> {
+                                         EXPECT_TRUE(access.policy.empty());
+                                         access.policy = "{}";
+                                         return Ok();
+                                       })
+                  .ok());
+  // A change that fails writes nothing.
+  auto refused = index_->UpdateBucketAccess(b, [](BucketAccess& access) -> Result<void> {
+    access.policy = "lost";
+    return Error(ErrorCode::kMalformedPolicy, "no");
+  });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kMalformedPolicy);
+  Reopen();
+  auto got = index_->GetBucket(b);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->access.policy, "{}");
+  EXPECT_EQ(got->tags, (Tags{{"team", "ml"}}));  // the other settings stay
+  auto missing = index_->UpdateBucketAccess(BucketName("zz"),
+                                            [](BucketAccess&) -> Result<void> { return Ok(); });
+  EXPECT_EQ(missing.error().code, ErrorCode::kNoSuchBucket);
+}
+
 TEST_F(RocksIndexTest, ListObjectsOrderPrefixStartAfterAndPaging) {
   MakeBucket("b");
   MakeBucket("b-other");

@@ -231,10 +231,19 @@ TEST_F(EtcdCatalogTest, TheWatchKeepsAnotherMirrorEqual) {
   rule.enabled = true;
   rule.expiration_days = 7;
   ASSERT_TRUE(a.store->SetBucketLifecycle(name, {rule}).ok());
+  ASSERT_TRUE(a.store
+                  ->UpdateBucketAccess(name,
+                                       [](metadata::BucketAccess& access) -> Result<void> {
+                                         access.policy = R"({"Statement": []})";
+                                         return Ok();
+                                       })
+                  .ok());
+  EXPECT_EQ(a.Local("watched").access.policy, R"({"Statement": []})");  // its own at once
   EXPECT_TRUE(Eventually(
       [&] {
         auto r = b.Local("watched");
-        return r.versioning == "Enabled" && r.tags.size() == 1 && r.lifecycle.size() == 1;
+        return r.versioning == "Enabled" && r.tags.size() == 1 && r.lifecycle.size() == 1 &&
+               r.access.policy == R"({"Statement": []})";
       },
       kWatchWait));
   ASSERT_TRUE(a.store->DeleteBucket(name).ok());

@@ -1,0 +1,28 @@
+// How S3 names strata's users: in policies (an IAM user ARN), as owners in XML (a
+// canonical id and a display name). Pure functions; thread-safe.
+//
+// A user's name is its access key, until users have names of their own; its canonical id
+// is derived from the name, so every gateway of a cluster computes the same one without
+// storing it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "auth/credential_store.h"
+#include "gateway/xml.h"
+
+namespace strata::gateway {
+
+// A user's name: its access key.
+std::string_view UserName(const auth::Credential& user);
+// How a policy names a strata user: "arn:aws:iam:::user/<name>" (an ARN without an
+// account, as Ceph RGW names the users of its default tenant).
+std::string UserArn(std::string_view user_name);
+// The canonical id S3 shows for a user: 64 lower-case hex digits, a hash of its name.
+std::string CanonicalUserId(std::string_view user_name);
+// <element><ID>canonical id</ID><DisplayName>name</DisplayName></element>, as S3 writes an
+// Owner or an Initiator.
+void WriteOwner(XmlWriter& xml, std::string_view element, std::string_view user_name);
+
+}  // namespace strata::gateway
