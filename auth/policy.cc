@@ -416,6 +416,8 @@ bool Narrows(const ConditionClause& clause) {
 struct BucketPolicy::Parsed {
   std::string text;
   std::vector<Statement> statements;
+  // Every condition's key, once each (NamesConditionKeys asks on every request).
+  std::vector<std::string> condition_keys;
 };
 
 BucketPolicy::BucketPolicy(std::unique_ptr<Parsed> parsed) : parsed_(std::move(parsed)) {}
@@ -468,6 +470,12 @@ Result<BucketPolicy> BucketPolicy::Parse(std::string_view json, std::string_view
     Statement& statement = read.value();
     if (!statement.sid.empty() && !sids.insert(statement.sid).second) {
       return Malformed("Statement IDs (SID) in a single policy must be unique");
+    }
+    for (const auto& clause : statement.conditions) {
+      auto& keys = parsed->condition_keys;
+      if (std::find(keys.begin(), keys.end(), clause.key) == keys.end()) {
+        keys.push_back(clause.key);
+      }
     }
     parsed->statements.push_back(std::move(statement));
     return Ok();
@@ -523,12 +531,9 @@ std::optional<std::span<const std::string>> MapConditionSource::Values(std::stri
 }
 
 bool BucketPolicy::NamesConditionKeys(std::string_view prefix) const {
-  return std::any_of(
-      parsed_->statements.begin(), parsed_->statements.end(), [prefix](const Statement& statement) {
-        return std::any_of(
-            statement.conditions.begin(), statement.conditions.end(),
-            [prefix](const ConditionClause& clause) { return clause.key.starts_with(prefix); });
-      });
+  const auto& keys = parsed_->condition_keys;
+  return std::any_of(keys.begin(), keys.end(),
+                     [prefix](const std::string& key) { return key.starts_with(prefix); });
 }
 
 const std::string& BucketPolicy::text() const { return parsed_->text; }

@@ -34,10 +34,10 @@ Result<void> DecideBucketAccess(const auth::AuthResult& auth, const metadata::Bu
     resource += '/';
     resource += access.key;
   }
-  const std::string ids[] = {auth.anonymous ? std::string() : UserArn(UserName(auth.principal))};
-  const std::string canonical =
-      auth.anonymous ? std::string() : CanonicalUserId(UserName(auth.principal));
-  const auth::PolicyPrincipal principal{std::span<const std::string>(ids), canonical};
+  const UserIds* ids = auth.anonymous ? nullptr : &IdsOf(UserName(auth.principal));
+  const auth::PolicyPrincipal principal{
+      ids == nullptr ? std::span<const std::string>() : std::span<const std::string>(&ids->arn, 1),
+      ids == nullptr ? std::string_view() : std::string_view(ids->canonical_id)};
   const auth::PolicyRequest request{access.action, resource, auth.anonymous ? nullptr : &principal,
                                     &conditions};
   // RestrictPublicBuckets: while the policy is public, what it allows counts for the

@@ -10,16 +10,18 @@ std::string UserArn(std::string_view user_name) {
   return "arn:aws:iam:::user/" + std::string(user_name);
 }
 
-std::string CanonicalUserId(std::string_view user_name) {
+const UserIds& IdsOf(std::string_view user_name) {
   // A thread's callers ask for the same few users over and over: the last one is kept.
-  thread_local std::string last_name;
-  thread_local std::string last_id;
-  if (last_id.empty() || last_name != user_name) {
-    last_name = user_name;
-    last_id = auth::Sha256Hex("strata canonical user id\n" + last_name);
+  thread_local UserIds last;
+  if (last.canonical_id.empty() || last.name != user_name) {
+    last.name = user_name;
+    last.arn = UserArn(user_name);
+    last.canonical_id = auth::Sha256Hex("strata canonical user id\n" + last.name);
   }
-  return last_id;
+  return last;
 }
+
+std::string CanonicalUserId(std::string_view user_name) { return IdsOf(user_name).canonical_id; }
 
 void WriteOwner(XmlWriter& xml, std::string_view element, std::string_view user_name) {
   xml.Open(element)

@@ -21,6 +21,15 @@ std::string_view UserName(const auth::Credential& user);
 std::string UserArn(std::string_view user_name);
 // The canonical id S3 shows for a user: 64 lower-case hex digits, a hash of its name.
 std::string CanonicalUserId(std::string_view user_name);
+// A user's ARN and canonical id together, as a policy's evaluation needs both for every
+// request: the last user's, kept per thread (valid until the thread's next call).
+struct UserIds {
+  std::string name;
+  std::string arn;
+  std::string canonical_id;
+};
+const UserIds& IdsOf(std::string_view user_name);
+
 // <element><ID>canonical id</ID><DisplayName>name</DisplayName></element>, as S3 writes an
 // Owner or an Initiator.
 void WriteOwner(XmlWriter& xml, std::string_view element, std::string_view user_name);

@@ -26,23 +26,6 @@ Classification Tagging(verb method, bool bucket_level) {
   }
 }
 
-// ?lifecycle: a bucket's only.
-Classification Lifecycle(verb method, bool bucket_level) {
-  if (!bucket_level) {
-    return Refuse(method, Refusal::kNotImplemented);
-  }
-  switch (method) {
-    case verb::get:
-      return Run(S3Operation::kGetBucketLifecycleConfiguration);
-    case verb::put:
-      return Run(S3Operation::kPutBucketLifecycleConfiguration);
-    case verb::delete_:
-      return Run(S3Operation::kDeleteBucketLifecycleConfiguration);
-    default:
-      return Refuse(method, Refusal::kMethodNotAllowed);
-  }
-}
-
 // ?policy and ?policyStatus: a bucket's only.
 Classification Policy(const S3Target& t, verb method, bool bucket_level) {
   if (!bucket_level) {
@@ -64,7 +47,8 @@ Classification Policy(const S3Target& t, verb method, bool bucket_level) {
   }
 }
 
-// A bucket-level setting read with GET, replaced with PUT and removed with DELETE.
+// A bucket-level setting read with GET, replaced with PUT and removed with DELETE
+// (?lifecycle, ?ownershipControls, ?cors, ?publicAccessBlock): a bucket's only.
 Classification BucketSetting(verb method, bool bucket_level, S3Operation get, S3Operation put,
                              S3Operation remove) {
   if (!bucket_level) {
@@ -160,7 +144,9 @@ Classification InBucket(const S3Target& t, verb method, bool copy_source) {
     return Tagging(method, bucket_level);
   }
   if (t.HasParam("lifecycle")) {
-    return Lifecycle(method, bucket_level);
+    return BucketSetting(method, bucket_level, S3Operation::kGetBucketLifecycleConfiguration,
+                         S3Operation::kPutBucketLifecycleConfiguration,
+                         S3Operation::kDeleteBucketLifecycleConfiguration);
   }
   if (t.HasParam("policy") || t.HasParam("policyStatus")) {
     return Policy(t, method, bucket_level);

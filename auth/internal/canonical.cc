@@ -33,15 +33,7 @@ bool IEquals(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::string_view TrimSpaces(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+std::string_view TrimSpaces(std::string_view s) { return TrimBlanks(s); }
 
 bool UriDecode(std::string_view in, std::string& out) { return PercentDecode(in, out); }
 
