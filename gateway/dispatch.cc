@@ -141,8 +141,11 @@ HandlerResult Authorize(RequestContext& ctx, const metadata::BucketRecord& bucke
 
 // AWS answers a read of a key that does not exist with 404 NoSuchKey only to a caller who
 // may list the bucket, so that no one else learns which keys exist: 403 AccessDenied.
-Result<void> HideMissingKey(const RequestContext& ctx, Result<void> handled) {
-  if (handled.ok() || handled.error().code != ErrorCode::kNoSuchKey || !ctx.bucket ||
+// (Not a copy's: its NoSuchKey is about the source, in another bucket perhaps.)
+Result<void> HideMissingKey(const RequestContext& ctx, S3Operation op, Result<void> handled) {
+  const bool read = op == S3Operation::kGetObject || op == S3Operation::kHeadObject ||
+                    op == S3Operation::kGetObjectTagging || op == S3Operation::kGetObjectAttributes;
+  if (!read || handled.ok() || handled.error().code != ErrorCode::kNoSuchKey || !ctx.bucket ||
       ctx.exchange.response_started()) {
     return handled;
   }
@@ -211,7 +214,7 @@ HandlerResult RouteHere(RequestContext& ctx, const Classification& route) {
   }
   STRATA_CO_RETURN_IF_ERROR(RunPrologue(ctx, entry));
   auto handled = co_await entry.handler(ctx);
-  co_return HideMissingKey(ctx, std::move(handled));
+  co_return HideMissingKey(ctx, route.op, std::move(handled));
 }
 
 // A change of one key that its other owners must hold before it is acknowledged
