@@ -13,15 +13,6 @@ namespace {
 // Both documents are a few hundred bytes.
 constexpr std::size_t kMaxAccessBody = 64 * 1024;
 
-HandlerResult ChangeAccess(RequestContext& ctx, const storage::ObjectStore::AccessChange& change,
-                           unsigned status) {
-  BucketName bucket(ctx.target.bucket);
-  auto& store = ctx.services.store;
-  STRATA_CO_RETURN_IF_ERROR(co_await Offload(
-      ctx.services.blocking_pool, [&] { return store.UpdateBucketAccess(bucket, change); }));
-  co_return co_await SendEmpty(ctx, status);
-}
-
 // The body of a PUT of a setting, verified against its Content-MD5 or checksum.
 boost::asio::awaitable<Result<std::string>> ReadSetting(RequestContext& ctx) {
   STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxAccessBody));
@@ -30,6 +21,16 @@ boost::asio::awaitable<Result<std::string>> ReadSetting(RequestContext& ctx) {
 }
 
 }  // namespace
+
+HandlerResult ChangeBucketAccess(RequestContext& ctx,
+                                 const storage::ObjectStore::AccessChange& change,
+                                 unsigned status) {
+  BucketName bucket(ctx.target.bucket);
+  auto& store = ctx.services.store;
+  STRATA_CO_RETURN_IF_ERROR(co_await Offload(
+      ctx.services.blocking_pool, [&] { return store.UpdateBucketAccess(bucket, change); }));
+  co_return co_await SendEmpty(ctx, status);
+}
 
 HandlerResult GetBucketOwnershipControls(RequestContext& ctx) {
   const std::string& mode = ctx.bucket->access.object_ownership;
@@ -48,7 +49,7 @@ HandlerResult PutBucketOwnershipControls(RequestContext& ctx) {
     access.object_ownership = mode;
     return Ok();
   };
-  co_return co_await ChangeAccess(ctx, change, 200);
+  co_return co_await ChangeBucketAccess(ctx, change, 200);
 }
 
 HandlerResult DeleteBucketOwnershipControls(RequestContext& ctx) {
@@ -57,7 +58,7 @@ HandlerResult DeleteBucketOwnershipControls(RequestContext& ctx) {
     access.object_ownership.clear();
     return Ok();
   };
-  co_return co_await ChangeAccess(ctx, change, 204);
+  co_return co_await ChangeBucketAccess(ctx, change, 204);
 }
 
 HandlerResult GetPublicAccessBlock(RequestContext& ctx) {
@@ -77,7 +78,7 @@ HandlerResult PutPublicAccessBlock(RequestContext& ctx) {
     access.public_access_block = block;
     return Ok();
   };
-  co_return co_await ChangeAccess(ctx, change, 200);
+  co_return co_await ChangeBucketAccess(ctx, change, 200);
 }
 
 HandlerResult DeletePublicAccessBlock(RequestContext& ctx) {
@@ -86,7 +87,7 @@ HandlerResult DeletePublicAccessBlock(RequestContext& ctx) {
     access.public_access_block.reset();
     return Ok();
   };
-  co_return co_await ChangeAccess(ctx, change, 204);
+  co_return co_await ChangeBucketAccess(ctx, change, 204);
 }
 
 }  // namespace strata::gateway

@@ -147,6 +147,10 @@ HandlerResult DeleteBucketPolicy(RequestContext& ctx);     // DELETE bucket ?pol
 HandlerResult GetBucketPolicyStatus(RequestContext& ctx);  // GET bucket ?policyStatus
 
 // Ownership controls and public access blocks (handlers/access_handlers.cc).
+// The one way a handler changes a bucket's access settings (policy, CORS, ownership,
+// public access block): `change` applied by read-modify-write, then an empty `status`.
+HandlerResult ChangeBucketAccess(RequestContext& ctx,
+                                 const storage::ObjectStore::AccessChange& change, unsigned status);
 HandlerResult GetBucketOwnershipControls(RequestContext& ctx);     // GET ?ownershipControls
 HandlerResult PutBucketOwnershipControls(RequestContext& ctx);     // PUT ?ownershipControls
 HandlerResult DeleteBucketOwnershipControls(RequestContext& ctx);  // DELETE ?ownershipControls

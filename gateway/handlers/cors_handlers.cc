@@ -13,16 +13,12 @@ namespace strata::gateway {
 namespace {
 
 HandlerResult SetCors(RequestContext& ctx, std::string cors, unsigned status) {
-  BucketName bucket(ctx.target.bucket);
-  auto& store = ctx.services.store;
   const storage::ObjectStore::AccessChange change =
       [&cors](metadata::BucketAccess& access) -> Result<void> {
     access.cors = cors;
     return Ok();
   };
-  STRATA_CO_RETURN_IF_ERROR(co_await Offload(
-      ctx.services.blocking_pool, [&] { return store.UpdateBucketAccess(bucket, change); }));
-  co_return co_await SendEmpty(ctx, status);
+  co_return co_await ChangeBucketAccess(ctx, change, status);
 }
 
 Error NotAllowed() {

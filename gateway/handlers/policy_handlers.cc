@@ -27,15 +27,12 @@ Result<void> RequireOwner(const RequestContext& ctx) {
 }
 
 HandlerResult SetPolicy(RequestContext& ctx, std::string policy) {
-  BucketName bucket(ctx.target.bucket);
-  auto& store = ctx.services.store;
-  STRATA_CO_RETURN_IF_ERROR(co_await Offload(ctx.services.blocking_pool, [&] {
-    return store.UpdateBucketAccess(bucket, [&policy](metadata::BucketAccess& access) {
-      access.policy = policy;
-      return Result<void>(Ok());
-    });
-  }));
-  co_return co_await SendEmpty(ctx, 204);
+  const storage::ObjectStore::AccessChange change =
+      [&policy](metadata::BucketAccess& access) -> Result<void> {
+    access.policy = policy;
+    return Ok();
+  };
+  co_return co_await ChangeBucketAccess(ctx, change, 204);
 }
 
 }  // namespace
