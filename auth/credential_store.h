@@ -14,6 +14,8 @@ struct Credential {
   std::string access_key;
   std::string secret_key;
   bool admin = false;
+  // The user the key belongs to; empty: the key is its own user (named as the key).
+  std::string user = {};
 };
 
 class CredentialStore {

@@ -1,6 +1,7 @@
 #include "gateway/bucket_access.h"
 
 #include "common/log.h"
+#include "gateway/acl.h"
 #include "gateway/identity.h"
 #include "gateway/parsed_setting.h"
 #include "gateway/request_conditions.h"
@@ -10,10 +11,50 @@ namespace {
 
 Error Denied() { return Error(ErrorCode::kAccessDenied, "Access Denied"); }
 
+// Whether an ACL (the bucket's, or the addressed version's) allows the request.
+bool AclAllows(const auth::AuthResult& auth, const metadata::BucketRecord& bucket,
+               const AccessRequest& access) {
+  const AclRequirement requirement = AclRequirementOf(access.action);
+  if (requirement.scope == AclScope::kNone || AclsDisabled(bucket)) {
+    return false;
+  }
+  const auto& block = bucket.access.public_access_block;
+  const bool ignore_public = block && block->ignore_public_acls;
+  const AclCaller caller{auth.anonymous,
+                         auth.anonymous ? std::string_view() : UserName(auth.principal)};
+  if (requirement.scope == AclScope::kBucket) {
+    return AclGrants(bucket.access.acl, caller, requirement.permission, ignore_public);
+  }
+  if (access.object == nullptr || access.object->delete_marker) {
+    return false;
+  }
+  const bool acl_permission = requirement.permission == metadata::AclPermission::kReadAcp ||
+                              requirement.permission == metadata::AclPermission::kWriteAcp;
+  if (acl_permission && !caller.anonymous &&
+      EffectiveOwner(*access.object, bucket) == caller.user) {
+    return true;  // a version's owner may always read and change its ACL
+  }
+  if (access.object->owner.empty()) {
+    return false;  // the bucket owner's private ACL: nothing for anyone else
+  }
+  return AclGrants(access.object->acl, caller, requirement.permission, ignore_public);
+}
+
 }  // namespace
 
+bool AclsDisabled(const metadata::BucketRecord& bucket) {
+  return bucket.access.object_ownership == "BucketOwnerEnforced";
+}
+
+bool ObjectAclMayAllow(const auth::AuthResult& auth, const metadata::BucketRecord& bucket,
+                       const AccessRequest& access) {
+  return access.object == nullptr && !access.key.empty() &&
+         AclRequirementOf(access.action).scope == AclScope::kObject && !AclsDisabled(bucket) &&
+         !OwnsOrAdministers(auth, bucket);
+}
+
 bool OwnsOrAdministers(const auth::AuthResult& auth, const metadata::BucketRecord& bucket) {
-  return !auth.anonymous && (auth.principal.admin || bucket.owner == auth.principal.access_key);
+  return !auth.anonymous && (auth.principal.admin || bucket.owner == UserName(auth.principal));
 }
 
 std::shared_ptr<const auth::BucketPolicy> PolicyOf(const metadata::BucketRecord& bucket) {
@@ -27,7 +68,7 @@ Result<void> DecideBucketAccess(const auth::AuthResult& auth, const metadata::Bu
   const bool owner = OwnsOrAdministers(auth, bucket);
   auto policy = PolicyOf(bucket);
   if (policy == nullptr || access.action.empty()) {
-    return owner ? Ok() : Result<void>(Denied());
+    return owner || AclAllows(auth, bucket, access) ? Ok() : Result<void>(Denied());
   }
   std::string resource = "arn:aws:s3:::" + bucket.name.str();
   if (!access.key.empty()) {
@@ -52,13 +93,15 @@ Result<void> DecideBucketAccess(const auth::AuthResult& auth, const metadata::Bu
     case auth::PolicyDecision::kNone:
       break;
   }
-  return owner ? Ok() : Result<void>(Denied());
+  return owner || AclAllows(auth, bucket, access) ? Ok() : Result<void>(Denied());
 }
 
 Result<void> AuthorizeBucketAccess(const RequestContext& ctx, const metadata::BucketRecord& bucket,
                                    const AccessRequest& access) {
   if (bucket.access.policy.empty()) {  // the common case: no condition is read
-    return OwnsOrAdministers(ctx.auth, bucket) ? Ok() : Result<void>(Denied());
+    return OwnsOrAdministers(ctx.auth, bucket) || AclAllows(ctx.auth, bucket, access)
+               ? Ok()
+               : Result<void>(Denied());
   }
   const RequestFacts facts{ctx.target,
                            ctx.view,
@@ -66,7 +109,7 @@ Result<void> AuthorizeBucketAccess(const RequestContext& ctx, const metadata::Bu
                            ctx.exchange.remote_address(),
                            ctx.exchange.secure(),
                            ctx.NowMs(),
-                           access.existing_tags};
+                           access.object == nullptr ? nullptr : &access.object->tags};
   return DecideBucketAccess(ctx.auth, bucket, access, RequestConditions(facts));
 }
 

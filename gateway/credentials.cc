@@ -17,7 +17,7 @@ std::optional<auth::Credential> IndexCredentialStore::Find(std::string_view acce
   if (!user.ok()) {
     return std::nullopt;
   }
-  return auth::Credential{user->access_key, user->secret_key, user->admin};
+  return auth::Credential{user->access_key, user->secret_key, user->admin, user->user};
 }
 
 bool IndexCredentialStore::IsBootstrapUser(std::string_view access_key) const {

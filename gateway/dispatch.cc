@@ -55,6 +55,12 @@ AccessRequest AccessFor(const RequestContext& ctx, S3Operation op) {
     case S3Operation::kGetObjectAttributes:
       access.action = by_version ? "s3:GetObjectVersionAttributes" : access.action;
       break;
+    case S3Operation::kGetObjectAcl:
+      access.action = by_version ? "s3:GetObjectVersionAcl" : access.action;
+      break;
+    case S3Operation::kPutObjectAcl:
+      access.action = by_version ? "s3:PutObjectVersionAcl" : access.action;
+      break;
     case S3Operation::kGetBucketPolicy:
     case S3Operation::kPutBucketPolicy:
     case S3Operation::kDeleteBucketPolicy:
@@ -68,11 +74,17 @@ AccessRequest AccessFor(const RequestContext& ctx, S3Operation op) {
 }
 
 // The operations on an existing version whose policy conditions may read its tags
-// (s3:ExistingObjectTag/KEY).
+// (s3:ExistingObjectTag/KEY), and whose ACL may grant them.
 bool ReadsExistingObject(S3Operation op) {
   switch (op) {
     case S3Operation::kGetObject:
     case S3Operation::kHeadObject:
+    case S3Operation::kGetObjectAcl:
+    case S3Operation::kPutObjectAcl:
+    case S3Operation::kGetObjectRetention:
+    case S3Operation::kPutObjectRetention:
+    case S3Operation::kGetObjectLegalHold:
+    case S3Operation::kPutObjectLegalHold:
     case S3Operation::kGetObjectTagging:
     case S3Operation::kPutObjectTagging:
     case S3Operation::kDeleteObjectTagging:
@@ -85,19 +97,22 @@ bool ReadsExistingObject(S3Operation op) {
   }
 }
 
-// The tags of the version `op` addresses, read only when the bucket's policy names
-// s3:ExistingObjectTag/ keys; nullopt when it does not, or there is no such version. A
-// failed read fails the request: a Deny on a tag must never be skipped for want of it.
-asio::awaitable<Result<std::optional<metadata::Tags>>> ExistingTags(
-    RequestContext& ctx, const metadata::BucketRecord& bucket, S3Operation op) {
-  std::optional<metadata::Tags> none;
+// Whether the bucket's policy reads the addressed version's tags (s3:ExistingObjectTag/).
+bool PolicyReadsTags(const RequestContext& ctx, const metadata::BucketRecord& bucket,
+                     S3Operation op) {
   if (ctx.target.key.empty() || bucket.access.policy.empty() || !ReadsExistingObject(op)) {
-    co_return none;
+    return false;
   }
   auto policy = PolicyOf(bucket);
-  if (policy == nullptr || !policy->NamesConditionKeys("s3:existingobjecttag/")) {
-    co_return none;
-  }
+  return policy != nullptr && policy->NamesConditionKeys("s3:existingobjecttag/");
+}
+
+// The version the request addresses (its versionId, or the current one), for its tags
+// and ACL; nullopt when there is no such version or it is a delete marker. A failed read
+// fails the request: a Deny on a tag must never be skipped for want of it.
+asio::awaitable<Result<std::optional<metadata::ObjectRecord>>> VersionForAccess(
+    RequestContext& ctx) {
+  std::optional<metadata::ObjectRecord> none;
   const BucketName name(ctx.target.bucket);
   const ObjectKey key(ctx.target.key);
   const auto version = ctx.target.Param("versionId");
@@ -117,7 +132,7 @@ asio::awaitable<Result<std::optional<metadata::Tags>>> ExistingTags(
   if (record->delete_marker) {
     co_return none;
   }
-  co_return std::optional<metadata::Tags>(std::move(record->tags));
+  co_return std::optional<metadata::ObjectRecord>(std::move(*record));
 }
 
 // Whether the caller may do `op` on `bucket` (gateway/bucket_access.h). DeleteObjects is
@@ -128,14 +143,27 @@ HandlerResult Authorize(RequestContext& ctx, const metadata::BucketRecord& bucke
     co_return Ok();  // a preflight is answered from the CORS rules, whoever asks
   }
   if (op == S3Operation::kDeleteObjects) {
-    if (!OwnsOrAdministers(ctx.auth, bucket) && bucket.access.policy.empty()) {
-      co_return Error(ErrorCode::kAccessDenied, "Access Denied");
+    if (bucket.access.policy.empty()) {  // else judged key by key
+      co_return AuthorizeBucketAccess(ctx, bucket, AccessRequest{.action = "s3:DeleteObject"});
     }
     co_return Ok();
   }
-  STRATA_CO_TRY(const auto existing_tags, co_await ExistingTags(ctx, bucket, op));
+  std::optional<metadata::ObjectRecord> version;
+  if (PolicyReadsTags(ctx, bucket, op)) {
+    STRATA_CO_TRY(version, co_await VersionForAccess(ctx));
+  }
   AccessRequest access = AccessFor(ctx, op);
-  access.existing_tags = existing_tags ? &*existing_tags : nullptr;
+  access.object = version ? &*version : nullptr;
+  auto decided = AuthorizeBucketAccess(ctx, bucket, access);
+  // The version's ACL is read only for a caller the bucket alone does not allow.
+  if (decided.ok() || !ReadsExistingObject(op) || !ObjectAclMayAllow(ctx.auth, bucket, access)) {
+    co_return decided;
+  }
+  STRATA_CO_TRY(version, co_await VersionForAccess(ctx));
+  if (!version) {
+    co_return decided;
+  }
+  access.object = &*version;
   co_return AuthorizeBucketAccess(ctx, bucket, access);
 }
 
@@ -231,6 +259,9 @@ std::optional<bool> ReplicatedChange(S3Operation op) {
     case S3Operation::kDeleteObject:
     case S3Operation::kPutObjectTagging:
     case S3Operation::kDeleteObjectTagging:
+    case S3Operation::kPutObjectAcl:
+    case S3Operation::kPutObjectRetention:
+    case S3Operation::kPutObjectLegalHold:
       return false;
     default:
       return std::nullopt;

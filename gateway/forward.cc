@@ -317,6 +317,12 @@ bool IsForwardedOperation(S3Operation op) {
     case S3Operation::kGetObjectTagging:
     case S3Operation::kPutObjectTagging:
     case S3Operation::kDeleteObjectTagging:
+    case S3Operation::kGetObjectAcl:
+    case S3Operation::kPutObjectAcl:
+    case S3Operation::kGetObjectRetention:
+    case S3Operation::kPutObjectRetention:
+    case S3Operation::kGetObjectLegalHold:
+    case S3Operation::kPutObjectLegalHold:
     case S3Operation::kCreateMultipartUpload:
     case S3Operation::kUploadPart:
     case S3Operation::kUploadPartCopy:

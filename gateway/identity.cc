@@ -4,7 +4,9 @@
 
 namespace strata::gateway {
 
-std::string_view UserName(const auth::Credential& user) { return user.access_key; }
+std::string_view UserName(const auth::Credential& user) {
+  return user.user.empty() ? std::string_view(user.access_key) : std::string_view(user.user);
+}
 
 std::string UserArn(std::string_view user_name) {
   return "arn:aws:iam:::user/" + std::string(user_name);

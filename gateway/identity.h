@@ -1,9 +1,10 @@
 // How S3 names strata's users: in policies (an IAM user ARN), as owners in XML (a
 // canonical id and a display name). Pure functions; thread-safe.
 //
-// A user's name is its access key, until users have names of their own; its canonical id
-// is derived from the name, so every gateway of a cluster computes the same one without
-// storing it.
+// A user's name is the name its access keys are recorded under (a user made before names
+// were is named as its first key); its canonical id is derived from the name, so every
+// gateway of a cluster computes the same one without storing it, and it outlives the
+// rotation of the user's keys.
 #pragma once
 
 #include <string>
@@ -14,7 +15,7 @@
 
 namespace strata::gateway {
 
-// A user's name: its access key.
+// A user's name: its keys' user, or the key itself for a key without one.
 std::string_view UserName(const auth::Credential& user);
 // How a policy names a strata user: "arn:aws:iam:::user/<name>" (an ARN without an
 // account, as Ceph RGW names the users of its default tenant).

@@ -48,7 +48,8 @@ Classification Policy(const S3Target& t, verb method, bool bucket_level) {
 }
 
 // A bucket-level setting read with GET, replaced with PUT and removed with DELETE
-// (?lifecycle, ?ownershipControls, ?cors, ?publicAccessBlock): a bucket's only.
+// (?lifecycle, ?ownershipControls, ?cors, ?publicAccessBlock, ?object-lock, which has no
+// DELETE: `remove` kMethodDelete): a bucket's only.
 Classification BucketSetting(verb method, bool bucket_level, S3Operation get, S3Operation put,
                              S3Operation remove) {
   if (!bucket_level) {
@@ -60,7 +61,37 @@ Classification BucketSetting(verb method, bool bucket_level, S3Operation get, S3
     case verb::put:
       return Run(put);
     case verb::delete_:
-      return Run(remove);
+      // A setting that cannot be removed (?object-lock) names the DELETE fallback.
+      return remove == S3Operation::kMethodDelete ? Refuse(method, Refusal::kMethodNotAllowed)
+                                                  : Run(remove);
+    default:
+      return Refuse(method, Refusal::kMethodNotAllowed);
+  }
+}
+
+// ?acl, on a bucket or an object: read with GET, replaced with PUT.
+Classification Acl(verb method, bool bucket_level) {
+  switch (method) {
+    case verb::get:
+      return Run(bucket_level ? S3Operation::kGetBucketAcl : S3Operation::kGetObjectAcl);
+    case verb::put:
+      return Run(bucket_level ? S3Operation::kPutBucketAcl : S3Operation::kPutObjectAcl);
+    default:
+      return Refuse(method, Refusal::kMethodNotAllowed);
+  }
+}
+
+// A setting of one version read with GET and replaced with PUT (?retention, ?legal-hold):
+// an object's only.
+Classification ObjectSetting(verb method, bool bucket_level, S3Operation get, S3Operation put) {
+  if (bucket_level) {
+    return Refuse(method, Refusal::kNotImplemented);
+  }
+  switch (method) {
+    case verb::get:
+      return Run(get);
+    case verb::put:
+      return Run(put);
     default:
       return Refuse(method, Refusal::kMethodNotAllowed);
   }
@@ -164,6 +195,21 @@ Classification InBucket(const S3Target& t, verb method, bool copy_source) {
     return BucketSetting(method, bucket_level, S3Operation::kGetPublicAccessBlock,
                          S3Operation::kPutPublicAccessBlock, S3Operation::kDeletePublicAccessBlock);
   }
+  if (t.HasParam("acl")) {
+    return Acl(method, bucket_level);
+  }
+  if (t.HasParam("object-lock")) {
+    return BucketSetting(method, bucket_level, S3Operation::kGetObjectLockConfiguration,
+                         S3Operation::kPutObjectLockConfiguration, S3Operation::kMethodDelete);
+  }
+  if (t.HasParam("retention")) {
+    return ObjectSetting(method, bucket_level, S3Operation::kGetObjectRetention,
+                         S3Operation::kPutObjectRetention);
+  }
+  if (t.HasParam("legal-hold")) {
+    return ObjectSetting(method, bucket_level, S3Operation::kGetObjectLegalHold,
+                         S3Operation::kPutObjectLegalHold);
+  }
   if (t.HasParam("restore")) {
     if (bucket_level) {
       return Refuse(method, Refusal::kNotImplemented);
@@ -202,26 +248,10 @@ S3Operation MethodOperation(verb method) {
 
 bool HasUnsupportedSubresource(const S3Target& target) {
   // S3 sub-resources strata does not implement yet.
-  static constexpr std::string_view kNames[] = {"accelerate",
-                                                "acl",
-                                                "analytics",
-                                                "encryption",
-                                                "intelligent-tiering",
-                                                "inventory",
-                                                "legal-hold",
-                                                "logging",
-                                                "metrics",
-                                                "notification",
-                                                "object-lock",
-
-                                                "replication",
-                                                "requestPayment",
-                                                "retention",
-                                                "select",
-                                                "torrent",
-                                                "website",
-                                                "renameObject",
-                                                "session"};
+  static constexpr std::string_view kNames[] = {
+      "accelerate", "analytics", "encryption",   "intelligent-tiering", "inventory",
+      "logging",    "metrics",   "notification", "replication",         "requestPayment",
+      "select",     "torrent",   "website",      "renameObject",        "session"};
   for (auto name : kNames) {
     if (target.HasParam(name)) {
       return true;
@@ -235,7 +265,8 @@ Classification Classify(const S3Target& target, verb method, bool copy_source) {
     return Run(S3Operation::kAdmin);
   }
   if (target.bucket.empty()) {
-    if (HasUnsupportedSubresource(target)) {
+    // The service has no ACL of its own.
+    if (HasUnsupportedSubresource(target) || target.HasParam("acl")) {
       return Refuse(method, Refusal::kNotImplemented);
     }
     if (method == verb::get) {
@@ -245,11 +276,11 @@ Classification Classify(const S3Target& target, verb method, bool copy_source) {
   }
   Classification c = InBucket(target, method, copy_source);
   // PUT on a bucket creates it, unless it configures a sub-resource of an existing one.
-  const bool creating = target.key.empty() && method == verb::put &&
-                        !target.HasParam("versioning") && !target.HasParam("tagging") &&
-                        !target.HasParam("lifecycle") && !target.HasParam("policy") &&
-                        !target.HasParam("ownershipControls") &&
-                        !target.HasParam("publicAccessBlock") && !target.HasParam("cors");
+  const bool creating =
+      target.key.empty() && method == verb::put && !target.HasParam("versioning") &&
+      !target.HasParam("tagging") && !target.HasParam("lifecycle") && !target.HasParam("policy") &&
+      !target.HasParam("ownershipControls") && !target.HasParam("publicAccessBlock") &&
+      !target.HasParam("cors") && !target.HasParam("acl") && !target.HasParam("object-lock");
   c.bucket_first = !creating;
   return c;
 }

@@ -62,6 +62,10 @@ enum class S3Operation : std::uint8_t {
   kPutBucketCors,
   kDeleteBucketCors,
   kOptionsObject,  // a browser's CORS preflight
+  kGetBucketAcl,
+  kPutBucketAcl,
+  kGetObjectLockConfiguration,
+  kPutObjectLockConfiguration,
   kDeleteObjects,
   kPutObject,
   kCopyObject,
@@ -73,6 +77,12 @@ enum class S3Operation : std::uint8_t {
   kGetObjectTagging,
   kPutObjectTagging,
   kDeleteObjectTagging,
+  kGetObjectAcl,
+  kPutObjectAcl,
+  kGetObjectRetention,
+  kPutObjectRetention,
+  kGetObjectLegalHold,
+  kPutObjectLegalHold,
   kCreateMultipartUpload,
   kUploadPart,
   kUploadPartCopy,
@@ -94,8 +104,8 @@ S3Operation MethodOperation(boost::beast::http::verb method);
 // The path prefix of strata's own admin API (path-style only).
 inline constexpr std::string_view kAdminPrefix = "/_strata/admin/";
 
-// Whether `target` names an S3 sub-resource strata does not implement (?acl, ?policy,
-// ?cors, ...): dispatch answers 501 rather than fall through to the plain object or
+// Whether `target` names an S3 sub-resource strata does not implement (?logging,
+// ?website, ...): dispatch answers 501 rather than fall through to the plain object or
 // bucket operation its method suggests, and metrics name it by its method.
 bool HasUnsupportedSubresource(const S3Target& target);
 

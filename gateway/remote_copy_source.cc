@@ -99,12 +99,25 @@ asio::awaitable<Result<metadata::ObjectRecord>> ReadRemoteSource(RequestContext&
   STRATA_CO_TRY(auto bucket, co_await Offload(ctx.services.blocking_pool, [&] {
                   return ctx.services.store.GetBucket(BucketName(name.bucket));
                 }));
-  STRATA_CO_RETURN_IF_ERROR(AuthorizeBucketAccess(ctx, bucket, CopySourceAccess(name)));
+  AccessRequest access = CopySourceAccess(name);
+  auto decided = AuthorizeBucketAccess(ctx, bucket, access);
+  // Without the bucket's leave, only the source version's ACL may still allow the read.
+  if (!decided.ok() && !ObjectAclMayAllow(ctx.auth, bucket, access)) {
+    co_return std::move(decided).error();
+  }
   ReadVersionRequest wanted;
   wanted.bucket = name.bucket;
   wanted.key = name.key;
   wanted.version_id = name.version_id;
-  STRATA_CO_TRY(auto source, co_await OpenSource(ctx, owner, wanted));
+  auto opened = co_await OpenSource(ctx, owner, wanted);
+  if (!decided.ok()) {
+    if (!opened.ok() || opened->record.delete_marker) {
+      co_return std::move(decided).error();  // no ACL to allow it: and no hint what exists
+    }
+    access.object = &opened->record;
+    STRATA_CO_RETURN_IF_ERROR(AuthorizeBucketAccess(ctx, bucket, access));
+  }
+  STRATA_CO_TRY(auto source, std::move(opened));
   STRATA_CO_RETURN_IF_ERROR(CheckCopySourceVersion(ctx, name, source.record));
   co_return std::move(source.record);
 }

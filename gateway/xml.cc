@@ -77,6 +77,23 @@ XmlWriter& XmlWriter::Open(std::string_view name) {
   return *this;
 }
 
+XmlWriter& XmlWriter::Open(
+    std::string_view name,
+    std::initializer_list<std::pair<std::string_view, std::string_view>> attributes) {
+  out_ += '<';
+  out_ += name;
+  for (const auto& [attribute, value] : attributes) {
+    out_ += ' ';
+    out_ += attribute;
+    out_ += "=\"";
+    out_ += XmlEscape(value);
+    out_ += '"';
+  }
+  out_ += '>';
+  stack_.append(name).push_back('\0');
+  return *this;
+}
+
 XmlWriter& XmlWriter::Close() {
   if (stack_.empty()) {
     return *this;

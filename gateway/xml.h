@@ -2,8 +2,10 @@
 // gateway accepts. Pure logic; thread-safe.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -20,6 +22,9 @@ class XmlWriter {
   // S3's namespace attribute.
   explicit XmlWriter(std::string_view root, bool xmlns = true);
   XmlWriter& Open(std::string_view name);
+  // Opens `name` with attributes (name, value); values are escaped.
+  XmlWriter& Open(std::string_view name,
+                  std::initializer_list<std::pair<std::string_view, std::string_view>> attributes);
   XmlWriter& Close();  // closes the innermost open element
   XmlWriter& Element(std::string_view name, std::string_view text);
   // Closes every open element and returns the document.

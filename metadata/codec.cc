@@ -149,6 +149,36 @@ bool GetPairs(Decoder& d, std::vector<std::pair<std::string, std::string>>* pair
   return true;
 }
 
+// An ACL: its grants, each (grantee kind, user, permission).
+void PutAcl(Encoder& e, const Acl& acl) {
+  e.PutVarint(acl.size());
+  for (const auto& grant : acl) {
+    e.PutByte(static_cast<std::uint8_t>(grant.grantee));
+    e.PutString(grant.user);
+    e.PutByte(static_cast<std::uint8_t>(grant.permission));
+  }
+}
+
+bool GetAcl(Decoder& d, Acl* acl) {
+  std::size_t count = 0;
+  if (!d.GetCount(3, &count)) {
+    return false;
+  }
+  acl->resize(count);
+  for (auto& grant : *acl) {
+    std::uint8_t grantee = 0;
+    std::uint8_t permission = 0;
+    if (!d.GetByte(&grantee) || grantee > static_cast<std::uint8_t>(AclGrantee::kLogDelivery) ||
+        !d.GetString(&grant.user) || !d.GetByte(&permission) ||
+        permission > static_cast<std::uint8_t>(AclPermission::kWriteAcp)) {
+      return false;
+    }
+    grant.grantee = static_cast<AclGrantee>(grantee);
+    grant.permission = static_cast<AclPermission>(permission);
+  }
+  return true;
+}
+
 // Optional values: a presence byte, then the value (a zigzag varint for signed numbers).
 template <typename T>
 void PutOptional(Encoder& e, const std::optional<T>& v) {
@@ -304,6 +334,13 @@ std::string EncodeBucket(const BucketRecord& bucket) {
                          (block->block_public_policy ? 8 : 0) |
                          (block->restrict_public_buckets ? 16 : 0));
   e.PutString(bucket.access.cors);
+  // Format 7: the ACL and the object lock configuration.
+  PutAcl(e, bucket.access.acl);
+  const auto& lock = bucket.access.object_lock;
+  e.PutByte(lock.enabled ? 1 : 0);
+  e.PutString(lock.default_mode);
+  e.PutSignedVarint(lock.default_days);
+  e.PutSignedVarint(lock.default_years);
   return std::move(e).Finish();
 }
 
@@ -324,6 +361,18 @@ bool GetAccess(Decoder& d, BucketAccess* access) {
   return d.GetString(&access->cors);
 }
 
+bool GetAclAndLock(Decoder& d, BucketAccess* access) {
+  std::uint8_t enabled = 0;
+  auto& lock = access->object_lock;
+  if (!GetAcl(d, &access->acl) || !d.GetByte(&enabled) || enabled > 1 ||
+      !d.GetString(&lock.default_mode) || !d.GetSignedVarint(&lock.default_days) ||
+      !d.GetSignedVarint(&lock.default_years)) {
+    return false;
+  }
+  lock.enabled = enabled == 1;
+  return true;
+}
+
 }  // namespace
 
 Result<BucketRecord> DecodeBucket(std::string_view bytes) {
@@ -336,10 +385,13 @@ Result<BucketRecord> DecodeBucket(std::string_view bytes) {
       (format >= 2 && !d.GetString(&b.versioning)) || (format >= 3 && !GetPairs(d, &b.tags)) ||
       (format >= 4 && (!d.GetString(&b.upstream_tier) || !d.GetString(&b.upstream_bucket))) ||
       (format >= 5 && !GetRules(d, &b.lifecycle)) || (format >= 6 && !GetAccess(d, &b.access)) ||
-      !d.done()) {
+      (format >= 7 && !GetAclAndLock(d, &b.access)) || !d.done()) {
     return Corrupt("bucket");
   }
   b.name = BucketName(std::move(name));
+  if (format < 7) {  // recorded before ACLs: its owner's private one
+    b.access.acl = {AclGrant{AclGrantee::kUser, b.owner, AclPermission::kFullControl}};
+  }
   return b;
 }
 
@@ -380,6 +432,12 @@ void PutObjectFields(Encoder& e, const ObjectRecord& o) {
   e.PutByte(o.restore_ongoing ? 1 : 0);
   // Format 5.
   e.PutString(o.upload_id.view());
+  // Format 6.
+  e.PutString(o.owner);
+  PutAcl(e, o.acl);
+  e.PutString(o.retention_mode);
+  e.PutSignedVarint(o.retain_until_ms);
+  e.PutByte(o.legal_hold ? 1 : 0);
 }
 
 bool GetPlacements(Decoder& d, std::uint8_t format, std::uint64_t object_size,
@@ -468,6 +526,13 @@ bool GetObjectFields(Decoder& d, std::uint8_t format, ObjectRecord* o) {
     return false;
   }
   o->upload_id = UploadId(std::move(upload_id));
+  std::uint8_t hold = 0;
+  if (format >= 6 &&
+      (!d.GetString(&o->owner) || !GetAcl(d, &o->acl) || !d.GetString(&o->retention_mode) ||
+       !d.GetSignedVarint(&o->retain_until_ms) || !d.GetByte(&hold) || hold > 1)) {
+    return false;
+  }
+  o->legal_hold = hold == 1;
   return true;
 }
 
@@ -622,6 +687,7 @@ std::string EncodeUser(const UserRecord& u) {
   e.PutString(u.secret_key);
   e.PutByte(u.admin ? 1 : 0);
   e.PutSignedVarint(u.created_ms);
+  e.PutString(u.user);  // format 2
   return std::move(e).Finish();
 }
 
@@ -629,11 +695,16 @@ Result<UserRecord> DecodeUser(std::string_view bytes) {
   Decoder d(bytes);
   UserRecord u;
   std::uint8_t admin = 0;
-  if (!GetFormat(d, kUserFormat) || !d.GetString(&u.access_key) || !d.GetString(&u.secret_key) ||
-      !d.GetByte(&admin) || admin > 1 || !d.GetSignedVarint(&u.created_ms) || !d.done()) {
+  std::uint8_t format = 0;
+  if (!d.GetByte(&format) || format < 1 || format > kUserFormat || !d.GetString(&u.access_key) ||
+      !d.GetString(&u.secret_key) || !d.GetByte(&admin) || admin > 1 ||
+      !d.GetSignedVarint(&u.created_ms) || (format >= 2 && !d.GetString(&u.user)) || !d.done()) {
     return Corrupt("user");
   }
   u.admin = admin == 1;
+  if (u.user.empty()) {  // recorded before users had names: the key is its own user
+    u.user = u.access_key;
+  }
   return u;
 }
 

@@ -21,9 +21,9 @@
 
 namespace strata::metadata {
 
-inline constexpr std::uint8_t kBucketFormat = 6;
-inline constexpr std::uint8_t kObjectFormat = 5;
-inline constexpr std::uint8_t kUserFormat = 1;
+inline constexpr std::uint8_t kBucketFormat = 7;
+inline constexpr std::uint8_t kObjectFormat = 6;
+inline constexpr std::uint8_t kUserFormat = 2;
 inline constexpr std::uint8_t kUploadFormat = 1;
 inline constexpr std::uint8_t kPartFormat = 1;
 inline constexpr std::uint8_t kWritebackFormat = 2;

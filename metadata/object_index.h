@@ -16,9 +16,11 @@
 #include "common/error.h"
 #include "common/ids.h"
 #include "metadata/keys.h"
+#include "metadata/object_lock.h"
 #include "metadata/records.h"
 #include "metadata/upload_completion.h"
 #include "metadata/version_change.h"
+#include "metadata/version_settings.h"
 
 namespace strata::metadata {
 
@@ -93,22 +95,34 @@ class ObjectIndex {
   virtual Result<ObjectRecord> GetVersion(const BucketName& bucket, const ObjectKey& key,
                                           const VersionId& version_id) = 0;
   // Removes one version for good and returns it; kNotFound when absent, and when
-  // `if_last_modified_ms` is given and the version's time differs (it was replaced).
-  virtual Result<ObjectRecord> DeleteVersion(
-      const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
-      const std::optional<std::int64_t>& if_last_modified_ms) = 0;
+  // `if_last_modified_ms` is given and the version's time differs (it was replaced);
+  // kAccessDenied when its object lock keeps it (metadata/object_lock.h: judged by `lock`,
+  // whose default counts every retention as in force).
+  virtual Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
+                                             const VersionId& version_id,
+                                             const std::optional<std::int64_t>& if_last_modified_ms,
+                                             const LockCheck& lock) = 0;
   Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
                                      const VersionId& version_id) {
-    return DeleteVersion(bucket, key, version_id, std::nullopt);
+    return DeleteVersion(bucket, key, version_id, std::nullopt, LockCheck{});
   }
-  // Replaces the tags of one version in place, under the key's lock: `version_id`'s, or
-  // the newest when nullopt. The row keeps its place and every other field (no new
-  // version, same ETag and Last-Modified). Returns the updated record. kNoSuchBucket;
-  // kNotFound when the key has no such version (any more); kMethodNotAllowed when the
-  // version is a delete marker.
-  virtual Result<ObjectRecord> SetObjectTags(const BucketName& bucket, const ObjectKey& key,
-                                             const std::optional<VersionId>& version_id,
-                                             const Tags& tags) = 0;
+  // Changes the settings of one version in place, under the key's lock: `version_id`'s,
+  // or the newest when nullopt (metadata/version_settings.h: its tags, owner and ACL,
+  // retention, legal hold; never its identity or bytes). The lock rules are checked on the
+  // record as it is under the lock, so a check and its change are atomic; a refused change
+  // (kAccessDenied) writes nothing. The row keeps its place (no new version, same ETag
+  // and Last-Modified). Returns the updated record. kNoSuchBucket; kNotFound when the key
+  // has no such version (any more); kMethodNotAllowed when the version is a delete marker.
+  virtual Result<ObjectRecord> UpdateVersionSettings(const BucketName& bucket, const ObjectKey& key,
+                                                     const std::optional<VersionId>& version_id,
+                                                     const VersionSettingsChange& change) = 0;
+  // Replaces the tags of one version in place (UpdateVersionSettings).
+  Result<ObjectRecord> SetObjectTags(const BucketName& bucket, const ObjectKey& key,
+                                     const std::optional<VersionId>& version_id, const Tags& tags) {
+    VersionSettingsChange change;
+    change.tags = tags;
+    return UpdateVersionSettings(bucket, key, version_id, change);
+  }
   // Every version and delete marker of keys that start with `prefix`, in (key, newest
   // first) order, after (key_marker, version_id_marker) (an empty version_id_marker
   // skips all of key_marker's versions), at most max_versions.

@@ -74,6 +74,46 @@ struct PublicAccessBlock {
   bool operator==(const PublicAccessBlock&) const = default;
 };
 
+// One grant of an access control list (S3's ACLs): a permission given to one strata user
+// or to one of S3's groups.
+enum class AclPermission : std::uint8_t {
+  kFullControl = 0,
+  kRead = 1,
+  kWrite = 2,
+  kReadAcp = 3,
+  kWriteAcp = 4,
+};
+enum class AclGrantee : std::uint8_t {
+  kUser = 0,                // `user` names the strata user (its canonical id derives from it)
+  kAllUsers = 1,            // everyone, anonymous callers included
+  kAuthenticatedUsers = 2,  // every caller who signs
+  kLogDelivery = 3,         // S3's log delivery group: no strata caller is in it
+};
+struct AclGrant {
+  AclGrantee grantee = AclGrantee::kUser;
+  std::string user = {};  // kUser only
+  AclPermission permission = AclPermission::kRead;
+
+  bool operator==(const AclGrant&) const = default;
+};
+// The grants in the order they were given. S3 never grants a resource's owner anything
+// implicitly beyond reading and writing the ACL itself, so a private resource's ACL is
+// one FULL_CONTROL grant to its owner.
+using Acl = std::vector<AclGrant>;
+
+// A bucket's object lock (WORM) configuration: once enabled (at CreateBucket, or by
+// PutObjectLockConfiguration on a versioned bucket) never disabled.
+struct ObjectLockConfig {
+  bool enabled = false;
+  // The default retention of new versions: "" (none), "GOVERNANCE" or "COMPLIANCE", for
+  // `days` or `years` (one of them non-zero when a mode is set).
+  std::string default_mode = {};
+  std::int64_t default_days = 0;
+  std::int64_t default_years = 0;
+
+  bool operator==(const ObjectLockConfig&) const = default;
+};
+
 struct BucketAccess {
   // PutBucketPolicy's JSON as it was put (auth/policy.h parses it); empty: no policy.
   std::string policy = {};
@@ -86,13 +126,16 @@ struct BucketAccess {
   // PutBucketCors' configuration, as GetBucketCors answers it (gateway/cors.h parses it);
   // empty: none (NoSuchCORSConfiguration, and no browser request is allowed).
   std::string cors = {};
+  // The bucket's ACL (format 7; a bucket recorded before has its owner's private ACL).
+  Acl acl = {};
+  ObjectLockConfig object_lock = {};  // format 7
 
   bool operator==(const BucketAccess&) const = default;
 };
 
 struct BucketRecord {
   BucketName name;
-  std::string owner;            // access key of the creator
+  std::string owner;            // user name of the creator (a user's first access key)
   std::int64_t created_ms = 0;  // Unix epoch milliseconds
   std::string region;           // LocationConstraint ("" means us-east-1)
   // S3 versioning: "" (never enabled), "Enabled" or "Suspended"; never back to "".
@@ -168,6 +211,16 @@ struct ObjectRecord {
   // other write. A CompleteMultipartUpload retried after its answer was lost finds its
   // result by it, as long as the version exists.
   UploadId upload_id = {};
+  // Format 6. The version's owner (user name) and ACL. An empty owner: a version recorded
+  // before owners were, or written anonymously; the bucket's owner owns it, and its ACL is
+  // that owner's private one.
+  std::string owner = {};
+  Acl acl = {};
+  // Object lock: retention "" (none), "GOVERNANCE" or "COMPLIANCE" until retain_until_ms
+  // (Unix ms), and the legal hold. Changing them rewrites the record in place, as tags.
+  std::string retention_mode = {};
+  std::int64_t retain_until_ms = 0;
+  bool legal_hold = false;
 };
 
 // The placement of `object` on `tier` that holds bytes (has extents), or nullptr.
@@ -248,11 +301,16 @@ struct WritebackTotals {
   std::uint64_t bytes = 0;
 };
 
+// One access key of a user. A user may hold several (key rotation); each is a record of
+// its own, naming its user.
 struct UserRecord {
   std::string access_key;
   std::string secret_key;
   bool admin = false;
   std::int64_t created_ms = 0;
+  // The user the key belongs to (format 2); a key recorded before is its own user, named
+  // as the key.
+  std::string user = {};
 };
 
 }  // namespace strata::metadata

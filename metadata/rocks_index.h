@@ -55,12 +55,13 @@ class RocksIndex final : public Index {
   Result<ObjectRecord> GetVersion(const BucketName& bucket, const ObjectKey& key,
                                   const VersionId& version_id) override;
   using Index::DeleteVersion;
-  Result<ObjectRecord> DeleteVersion(
-      const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
-      const std::optional<std::int64_t>& if_last_modified_ms) override;
-  Result<ObjectRecord> SetObjectTags(const BucketName& bucket, const ObjectKey& key,
-                                     const std::optional<VersionId>& version_id,
-                                     const Tags& tags) override;
+  Result<ObjectRecord> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
+                                     const VersionId& version_id,
+                                     const std::optional<std::int64_t>& if_last_modified_ms,
+                                     const LockCheck& lock) override;
+  Result<ObjectRecord> UpdateVersionSettings(const BucketName& bucket, const ObjectKey& key,
+                                             const std::optional<VersionId>& version_id,
+                                             const VersionSettingsChange& change) override;
   Result<ListVersionsPage> ListVersions(const BucketName& bucket, const std::string& prefix,
                                         const std::string& key_marker,
                                         const std::string& version_id_marker,

@@ -67,7 +67,7 @@ Result<ObjectRecord> RocksIndex::GetVersion(const BucketName& bucket, const Obje
 
 Result<ObjectRecord> RocksIndex::DeleteVersion(
     const BucketName& bucket, const ObjectKey& key, const VersionId& version_id,
-    const std::optional<std::int64_t>& if_last_modified_ms) {
+    const std::optional<std::int64_t>& if_last_modified_ms, const LockCheck& lock) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
   STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
   return GuardExceptions("delete version", [&]() -> Result<ObjectRecord> {
@@ -85,6 +85,7 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(
         (if_last_modified_ms && (*row)->record.last_modified_ms != *if_last_modified_ms)) {
       return Error(ErrorCode::kNotFound, "no version " + version_id.str() + " of " + key.str());
     }
+    STRATA_RETURN_IF_ERROR(CheckRemovable((*row)->record, lock));
     rocksdb::WriteBatch batch;
     // In a bound bucket the key's state changed (its newest version may be another now):
     // it is pushed again, and a version the upstream has goes there too.
@@ -124,12 +125,13 @@ Result<ObjectRecord> RocksIndex::DeleteVersion(
   });
 }
 
-Result<ObjectRecord> RocksIndex::SetObjectTags(const BucketName& bucket, const ObjectKey& key,
-                                               const std::optional<VersionId>& version_id,
-                                               const Tags& tags) {
+Result<ObjectRecord> RocksIndex::UpdateVersionSettings(const BucketName& bucket,
+                                                       const ObjectKey& key,
+                                                       const std::optional<VersionId>& version_id,
+                                                       const VersionSettingsChange& change) {
   STRATA_RETURN_IF_ERROR(CheckBucketName(bucket));
   STRATA_RETURN_IF_ERROR(CheckObjectKey(key));
-  return GuardExceptions("set object tags", [&]() -> Result<ObjectRecord> {
+  return GuardExceptions("update version settings", [&]() -> Result<ObjectRecord> {
     std::shared_lock bucket_lock(BucketLock(bucket));
     std::lock_guard key_lock(KeyLock(bucket, key));
     auto bucket_record = RequireBucket(bucket);
@@ -148,7 +150,7 @@ Result<ObjectRecord> RocksIndex::SetObjectTags(const BucketName& bucket, const O
       return Error(ErrorCode::kMethodNotAllowed,
                    "The specified method is not allowed against this resource.");
     }
-    record.tags = tags;
+    STRATA_RETURN_IF_ERROR(ApplyVersionSettings(change, record));
     // Tag filters may select the version now (or no longer).
     rocksdb::WriteBatch batch;
     STRATA_RETURN_IF_ERROR(
@@ -159,7 +161,7 @@ Result<ObjectRecord> RocksIndex::SetObjectTags(const BucketName& bucket, const O
       s = db_->Write(SyncedWrites(), &batch);
     }
     if (!s.ok()) {
-      return FromStatus(s, "set object tags");
+      return FromStatus(s, "update version settings");
     }
     return std::move(record);
   });

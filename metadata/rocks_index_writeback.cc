@@ -308,6 +308,10 @@ Result<std::optional<ObjectRecord>> RocksIndex::DropCleanVersion(const BucketNam
     if (!HasCopyOn((*current)->record, copy.placement.tier)) {
       return std::optional<ObjectRecord>();  // dirty: the only copy of its bytes
     }
+    if (IsLocked((*current)->record, 0)) {
+      // Its lock lives in this record only (the upstream knows nothing of it): it stays.
+      return std::optional<ObjectRecord>();
+    }
     rocksdb::WriteBatch batch;
     rocksdb::Status s = batch.Delete(objects_, (*current)->row_key);
     if (s.ok()) {

@@ -108,8 +108,8 @@ class ObjectStore {
   // kBucketAlreadyOwnedByYou / kBucketAlreadyExists by owner. Blocking.
   // With `upstream_tier` (an `s3` tier's name) the bucket is bound to the upstream
   // bucket of the same name, which the caller has made sure exists. `access`: the new
-  // bucket's access settings (its ownership and public access block defaults), made with
-  // it in the same write.
+  // bucket's access settings (its ownership and public access block defaults, its ACL),
+  // made with it in the same write; an empty ACL stands for the owner's private one.
   virtual Result<metadata::BucketRecord> CreateBucket(const BucketName& name,
                                                       const std::string& owner,
                                                       const std::string& region,
@@ -254,14 +254,23 @@ class ObjectStore {
   // reader's output is byte-exact either way. The synchronous Read never repairs.
   virtual Result<std::unique_ptr<ObjectReader>> OpenObject(
       const metadata::ObjectRecord& record) = 0;
-  // Replaces the tags of `version_id` (the current version when nullopt) in place: no new
-  // version, same ETag and Last-Modified. Returns the updated record. kNoSuchBucket;
-  // kNoSuchKey when the key has no version (or, without a version id, its current one
-  // vanished); kNoSuchVersion; kMethodNotAllowed for a delete marker. Blocking.
-  virtual Result<metadata::ObjectRecord> SetObjectTags(const BucketName& bucket,
-                                                       const ObjectKey& key,
-                                                       const std::optional<VersionId>& version_id,
-                                                       const metadata::Tags& tags) = 0;
+  // Changes the settings (tags, owner, ACL, retention, legal hold) of `version_id` (the
+  // current version when nullopt) in place, as metadata::ObjectIndex::UpdateVersionSettings
+  // does: no new version, same ETag and Last-Modified; a lock it would weaken refuses it
+  // (kAccessDenied). Returns the updated record. kNoSuchBucket; kNoSuchKey when the key has
+  // no version (or, without a version id, its current one vanished); kNoSuchVersion;
+  // kMethodNotAllowed for a delete marker. Blocking.
+  virtual Result<metadata::ObjectRecord> UpdateVersionSettings(
+      const BucketName& bucket, const ObjectKey& key, const std::optional<VersionId>& version_id,
+      const metadata::VersionSettingsChange& change) = 0;
+  // Replaces the tags of a version in place (UpdateVersionSettings).
+  Result<metadata::ObjectRecord> SetObjectTags(const BucketName& bucket, const ObjectKey& key,
+                                               const std::optional<VersionId>& version_id,
+                                               const metadata::Tags& tags) {
+    metadata::VersionSettingsChange change;
+    change.tags = tags;
+    return UpdateVersionSettings(bucket, key, version_id, change);
+  }
   struct Deleted {
     VersionId version_id;        // the marker made, or the version removed; empty: none
     bool delete_marker = false;  // a marker was made, or the removed version was one
@@ -270,9 +279,15 @@ class ObjectStore {
   // else adds a delete marker (with a new id when Enabled; "null", replacing the null
   // version, when Suspended). Succeeds when there is nothing to delete. Blocking.
   virtual Result<Deleted> DeleteObject(const BucketName& bucket, const ObjectKey& key) = 0;
-  // Removes one version (or delete marker) for good; succeeds when it is absent. Blocking.
+  // Removes one version (or delete marker) for good; succeeds when it is absent.
+  // kAccessDenied when its object lock keeps it (metadata/object_lock.h; GOVERNANCE gives
+  // way to `bypass_governance`). Blocking.
   virtual Result<Deleted> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
-                                        const VersionId& version_id) = 0;
+                                        const VersionId& version_id, bool bypass_governance) = 0;
+  Result<Deleted> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
+                                const VersionId& version_id) {
+    return DeleteVersion(bucket, key, version_id, false);
+  }
 
   // Makes `record` (bucket, key and descriptive fields set; checksums and parts taken
   // from `source`) the current version, its bytes those of `source` shared, not copied:

@@ -32,6 +32,10 @@ class SharedUsers {
   // Removes the user cluster-wide; kNotFound when there is none. Mirrored here before it
   // returns.
   virtual Result<void> Remove(const std::string& access_key) = 0;
+  // Replaces the record of `user`'s access key cluster-wide (its admin flag changed) if the
+  // key still exists (a transaction: a key removed meanwhile is not made again): false
+  // then, nothing changed. Mirrored here before it returns.
+  virtual Result<bool> Replace(const metadata::UserRecord& user) = 0;
 };
 
 }  // namespace strata::storage

@@ -4,6 +4,7 @@
 // change of its policy is never lost.
 #include "common/offload.h"
 #include "gateway/access_xml.h"
+#include "gateway/acl.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/object_io.h"
 
@@ -44,8 +45,15 @@ HandlerResult GetBucketOwnershipControls(RequestContext& ctx) {
 HandlerResult PutBucketOwnershipControls(RequestContext& ctx) {
   STRATA_CO_TRY(auto body, co_await ReadSetting(ctx));
   STRATA_CO_TRY(auto mode, ParseOwnershipControls(body));
+  const std::string owner = ctx.bucket->owner;
   const storage::ObjectStore::AccessChange change =
-      [&mode](metadata::BucketAccess& access) -> Result<void> {
+      [&mode, &owner](metadata::BucketAccess& access) -> Result<void> {
+    // As S3: ACLs cannot be turned off while the bucket's own ACL grants others anything.
+    if (mode == "BucketOwnerEnforced" && !GrantsOnlyTo(access.acl, owner)) {
+      return Error(ErrorCode::kInvalidBucketAclWithObjectOwnership,
+                   "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced "
+                   "setting");
+    }
     access.object_ownership = mode;
     return Ok();
   };

@@ -12,7 +12,10 @@
 #include "common/http_time.h"
 #include "common/offload.h"
 #include "gateway/access_xml.h"
+#include "gateway/acl.h"
+#include "gateway/bucket_access.h"
 #include "gateway/cluster_listing.h"
+#include "gateway/handlers/acl_request.h"
 #include "gateway/handlers/context.h"
 #include "gateway/identity.h"
 #include "gateway/xml.h"
@@ -174,13 +177,42 @@ Result<metadata::BucketAccess> NewBucketAccess(const RequestContext& ctx) {
   if (server.default_public_access_block) {
     access.public_access_block = metadata::PublicAccessBlock{true, true, true, true};
   }
+  const std::string_view lock = ctx.Header("x-amz-bucket-object-lock-enabled");
+  if (!lock.empty()) {
+    if (lock != "true" && lock != "True" && lock != "false" && lock != "False") {
+      return Error(ErrorCode::kInvalidArgument,
+                   "Invalid x-amz-bucket-object-lock-enabled header: " + std::string(lock));
+    }
+    access.object_lock.enabled = lock == "true" || lock == "True";
+  }
   return access;
+}
+
+// The new bucket's ACL from x-amz-acl or the grant headers (its owner's private one when
+// they name none). With ACLs off (BucketOwnerEnforced) only the private ACL is accepted.
+boost::asio::awaitable<Result<void>> NewBucketAcl(RequestContext& ctx, const std::string& owner,
+                                                  metadata::BucketAccess& access) {
+  STRATA_CO_TRY(auto requested, co_await AclFromHeaders(ctx, owner, owner));
+  if (!requested) {
+    co_return Ok();  // the store gives it its owner's private ACL
+  }
+  metadata::BucketRecord bucket;
+  bucket.owner = owner;
+  bucket.access = access;
+  if (AclsDisabled(bucket) && !GrantsOnlyTo(requested->acl, owner)) {
+    co_return Error(ErrorCode::kInvalidBucketAclWithObjectOwnership,
+                    "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced "
+                    "setting");
+  }
+  STRATA_CO_RETURN_IF_ERROR(CheckAclAllowed(bucket, requested->acl));
+  access.acl = std::move(requested->acl);
+  co_return Ok();
 }
 
 }  // namespace
 
 HandlerResult CreateBucket(RequestContext& ctx) {
-  STRATA_CO_TRY(const auto access, NewBucketAccess(ctx));
+  STRATA_CO_TRY(auto access, NewBucketAccess(ctx));
   STRATA_CO_TRY(auto body, co_await ReadXmlBody(ctx, kMaxBucketConfigBytes));
   auto location = body.Parse(ParseCreateBucketConfiguration);
   if (!location.ok()) {
@@ -195,7 +227,8 @@ HandlerResult CreateBucket(RequestContext& ctx) {
   }
   BucketName name(ctx.target.bucket);
   auto& store = ctx.services.store;
-  std::string owner = ctx.auth.principal.access_key;
+  std::string owner(UserName(ctx.auth.principal));
+  STRATA_CO_RETURN_IF_ERROR(co_await NewBucketAcl(ctx, owner, access));
   std::string upstream_tier;
   auto& engine = ctx.services.engine;
   if (engine.has_upstream()) {
@@ -226,6 +259,10 @@ HandlerResult CreateBucket(RequestContext& ctx) {
       co_return co_await SendCreated(ctx);
     }
     co_return created.error();
+  }
+  if (access.object_lock.enabled) {
+    // Object lock keeps versions, upstream too (the store made the bucket versioned).
+    STRATA_CO_RETURN_IF_ERROR(co_await engine.SetUpstreamVersioning(*created, "Enabled"));
   }
   co_return co_await SendCreated(ctx);
 }
@@ -380,7 +417,7 @@ HandlerResult ListObjects(RequestContext& ctx) {
         .Element("Size", std::to_string(o.size))
         .Element("StorageClass", o.storage_class);
     if (fetch_owner) {
-      WriteOwner(xml, "Owner", exists->owner);
+      WriteOwner(xml, "Owner", EffectiveOwner(o, *exists));
     }
     xml.Close();
   }

@@ -6,6 +6,7 @@
 
 #include "auth/payload_decoder.h"
 #include "common/utf8.h"
+#include "gateway/identity.h"
 
 namespace strata::gateway {
 
@@ -21,7 +22,7 @@ std::int64_t RequestContext::NowMs() const {
 }
 
 bool MayAccess(const auth::Credential& principal, const metadata::BucketRecord& bucket) {
-  return principal.admin || bucket.owner == principal.access_key;
+  return principal.admin || bucket.owner == UserName(principal);
 }
 
 boost::asio::awaitable<Result<XmlBody>> ReadXmlBody(RequestContext& ctx, std::size_t limit) {

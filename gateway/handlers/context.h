@@ -164,6 +164,20 @@ HandlerResult PutBucketCors(RequestContext& ctx);     // PUT bucket ?cors
 HandlerResult DeleteBucketCors(RequestContext& ctx);  // DELETE bucket ?cors
 HandlerResult OptionsObject(RequestContext& ctx);     // OPTIONS: a browser's preflight
 
+// ACLs (handlers/acl_handlers.cc).
+HandlerResult GetBucketAcl(RequestContext& ctx);  // GET bucket ?acl
+HandlerResult PutBucketAcl(RequestContext& ctx);  // PUT bucket ?acl
+HandlerResult GetObjectAcl(RequestContext& ctx);  // GET key ?acl
+HandlerResult PutObjectAcl(RequestContext& ctx);  // PUT key ?acl
+
+// Object lock (handlers/lock_handlers.cc).
+HandlerResult GetObjectLockConfiguration(RequestContext& ctx);  // GET bucket ?object-lock
+HandlerResult PutObjectLockConfiguration(RequestContext& ctx);  // PUT bucket ?object-lock
+HandlerResult GetObjectRetention(RequestContext& ctx);          // GET key ?retention
+HandlerResult PutObjectRetention(RequestContext& ctx);          // PUT key ?retention
+HandlerResult GetObjectLegalHold(RequestContext& ctx);          // GET key ?legal-hold
+HandlerResult PutObjectLegalHold(RequestContext& ctx);          // PUT key ?legal-hold
+
 // Lifecycle configuration (handlers/lifecycle_handlers.cc).
 HandlerResult PutBucketLifecycleConfiguration(RequestContext& ctx);     // PUT bucket ?lifecycle
 HandlerResult GetBucketLifecycleConfiguration(RequestContext& ctx);     // GET bucket ?lifecycle
@@ -204,6 +218,9 @@ inline constexpr std::string_view kClusterPath = "/_strata/admin/cluster";
 // GET: this gateway's view of its cluster, with a ping of each member
 // (handlers/cluster_admin.cc).
 HandlerResult HandleClusterAdmin(RequestContext& ctx);
+// Users and their access keys: list, create, delete, add and remove keys, admin or not
+// (handlers/user_admin.cc).
+HandlerResult HandleUserAdmin(RequestContext& ctx);
 // GET usage: this gateway's, or in a cluster the whole cluster's (handlers/usage_admin.cc).
 HandlerResult HandleUsageAdmin(RequestContext& ctx);
 // The admin API's JSON answer (strings in it escaped with common/text.h's JsonEscape).

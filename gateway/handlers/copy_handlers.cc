@@ -3,6 +3,7 @@
 // owns is streamed from it into a new write (gateway/remote_copy_source.h).
 #include "common/http_time.h"
 #include "common/offload.h"
+#include "gateway/handlers/acl_request.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/copy_source.h"
 #include "gateway/handlers/object_io.h"
@@ -33,7 +34,14 @@ HandlerResult CopyObject(RequestContext& ctx) {
   // class over).
   metadata::ObjectRecord requested;
   STRATA_CO_RETURN_IF_ERROR(DescribeFromHeaders(ctx, requested));
+  STRATA_CO_RETURN_IF_ERROR(co_await DescribeAccess(ctx, requested));
   metadata::ObjectRecord record = replace ? requested : source;
+  // Who owns the copy and its lock come from the request, never from the source.
+  record.owner = requested.owner;
+  record.acl = requested.acl;
+  record.retention_mode = requested.retention_mode;
+  record.retain_until_ms = requested.retain_until_ms;
+  record.legal_hold = requested.legal_hold;
   record.bucket = BucketName(ctx.target.bucket);
   record.key = ObjectKey(ctx.target.key);
   record.storage_class = requested.storage_class;

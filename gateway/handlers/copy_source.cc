@@ -75,13 +75,25 @@ Result<metadata::ObjectRecord> ReadCopySource(const RequestContext& ctx) {
   if (!bucket.ok()) {
     return std::move(bucket).error();
   }
-  STRATA_RETURN_IF_ERROR(AuthorizeBucketAccess(ctx, *bucket, CopySourceAccess(*name)));
+  AccessRequest access = CopySourceAccess(*name);
+  auto decided = AuthorizeBucketAccess(ctx, *bucket, access);
+  // Without the bucket's leave, only the source version's ACL may still allow the read.
+  if (!decided.ok() && !ObjectAclMayAllow(ctx.auth, *bucket, access)) {
+    return std::move(decided).error();
+  }
   BucketName source_bucket(name->bucket);
   ObjectKey source_key(name->key);
   auto source =
       name->version_id.empty()
           ? ctx.services.store.HeadObject(source_bucket, source_key)
           : ctx.services.store.HeadVersion(source_bucket, source_key, VersionId(name->version_id));
+  if (!decided.ok()) {
+    if (!source.ok() || source->delete_marker) {
+      return std::move(decided).error();  // no ACL to allow it: and no hint what exists
+    }
+    access.object = &*source;
+    STRATA_RETURN_IF_ERROR(AuthorizeBucketAccess(ctx, *bucket, access));
+  }
   if (!source.ok()) {
     return std::move(source).error();
   }

@@ -6,6 +6,7 @@
 #include "common/http_time.h"
 #include "common/offload.h"
 #include "gateway/cluster_listing.h"
+#include "gateway/handlers/acl_request.h"
 #include "gateway/handlers/context.h"
 #include "gateway/handlers/copy_source.h"
 #include "gateway/handlers/object_io.h"
@@ -74,10 +75,11 @@ asio::awaitable<Result<void>> ReplicateUpload(RequestContext& ctx, storage::Uplo
 
 HandlerResult CreateMultipartUpload(RequestContext& ctx) {
   metadata::UploadRecord upload;
-  upload.owner = ctx.auth.principal.access_key;
+  upload.owner = UserName(ctx.auth.principal);
   upload.object.bucket = BucketName(ctx.target.bucket);
   upload.object.key = ObjectKey(ctx.target.key);
   STRATA_CO_RETURN_IF_ERROR(DescribeFromHeaders(ctx, upload.object));
+  STRATA_CO_RETURN_IF_ERROR(co_await DescribeAccess(ctx, upload.object));
   std::string algorithm(ctx.Header("x-amz-checksum-algorithm"));
   if (!algorithm.empty()) {
     auto parsed = storage::ParseChecksumAlgorithm(algorithm);

@@ -13,7 +13,9 @@
 #include "gateway/conditions.h"
 #include "gateway/error_table.h"
 #include "gateway/forward.h"
+#include "gateway/handlers/acl_request.h"
 #include "gateway/handlers/context.h"
+#include "gateway/handlers/lock_request.h"
 #include "gateway/handlers/object_io.h"
 #include "gateway/handlers/read_through.h"
 #include "gateway/xml.h"
@@ -81,6 +83,7 @@ HandlerResult PutObject(RequestContext& ctx) {
   record.bucket = BucketName(ctx.target.bucket);
   record.key = ObjectKey(ctx.target.key);
   STRATA_CO_RETURN_IF_ERROR(DescribeFromHeaders(ctx, record));
+  STRATA_CO_RETURN_IF_ERROR(co_await DescribeAccess(ctx, record));
   STRATA_CO_TRY(auto pending, ctx.services.store.BeginWrite(record.bucket, expect.Algorithms()));
   STRATA_CO_TRY(auto received,
                 co_await ReceiveBody(ctx, std::move(expect), *pending, kMaxSinglePut));
@@ -192,9 +195,11 @@ HandlerResult DeleteObject(RequestContext& ctx) {
     co_return Error(ErrorCode::kInvalidArgument, "Version id cannot be the empty string");
   }
   VersionId version_id(version.value_or(""));
+  // Only a version removed by id can be held by its lock: a delete marker is always made.
+  const bool bypass = version && ctx.bucket && BypassesGovernance(ctx, *ctx.bucket, key.view());
   auto& store = ctx.services.store;
   STRATA_CO_TRY(auto deleted, co_await Offload(ctx.services.blocking_pool, [&] {
-                  return version ? store.DeleteVersion(bucket, key, version_id)
+                  return version ? store.DeleteVersion(bucket, key, version_id, bypass)
                                  : store.DeleteObject(bucket, key);
                 }));
   ResponseHeader header;
@@ -274,13 +279,16 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
   const KeyOwners owners = OwnersOfKeys(ctx, request);
   // Each key as S3 judges it: s3:DeleteObject, or s3:DeleteObjectVersion by id.
   std::vector<Result<void>> allowed;
+  std::vector<bool> bypass;  // GOVERNANCE retention, for a version removed by id
   allowed.reserve(request.objects.size());
+  bypass.reserve(request.objects.size());
   for (const auto& entry : request.objects) {
     allowed.push_back(AuthorizeBucketAccess(
         ctx, *ctx.bucket,
         AccessRequest{
             .action = entry.version_id.empty() ? "s3:DeleteObject" : "s3:DeleteObjectVersion",
             .key = entry.key}));
+    bypass.push_back(!entry.version_id.empty() && BypassesGovernance(ctx, *ctx.bucket, entry.key));
   }
   auto& store = ctx.services.store;
   // One trip to the blocking pool for the whole batch.
@@ -297,7 +305,7 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
         out.push_back({&entry, Error(ErrorCode::kKeyTooLong, "Your key is too long")});
       } else if (!entry.version_id.empty()) {
         out.push_back({&entry, store.DeleteVersion(bucket, ObjectKey(entry.key),
-                                                   VersionId(entry.version_id))});
+                                                   VersionId(entry.version_id), bypass[i])});
       } else {
         out.push_back({&entry, store.DeleteObject(bucket, ObjectKey(entry.key))});
       }

@@ -13,6 +13,7 @@
 
 #include "auth/payload_decoder.h"
 #include "common/http_time.h"
+#include "gateway/bucket_access.h"
 #include "gateway/conditions.h"
 #include "gateway/send_budget.h"
 #include "gateway/tags.h"
@@ -136,6 +137,12 @@ boost::asio::awaitable<std::optional<Result<void>>> AnswerUnreadable(
           Error(ErrorCode::kMethodNotAllowed,
                 "The specified method is not allowed against this resource."),
           std::move(header));
+    }
+    // A deleted key looks missing: to a caller who may not list the bucket, as forbidden
+    // (dispatch.cc's HideMissingKey), without a word of the marker.
+    if (ctx.bucket &&
+        !AuthorizeBucketAccess(ctx, *ctx.bucket, AccessRequest{.action = "s3:ListBucket"}).ok()) {
+      co_return Result<void>(Error(ErrorCode::kAccessDenied, "Access Denied"));
     }
     co_return co_await SendS3Error(
         ctx, Error(ErrorCode::kNoSuchKey, "The specified key does not exist."), std::move(header));
@@ -296,6 +303,13 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
   }
   if (!record.tags.empty()) {
     header.set("x-amz-tagging-count", std::to_string(record.tags.size()));
+  }
+  if (!record.retention_mode.empty()) {
+    header.set("x-amz-object-lock-mode", record.retention_mode);
+    header.set("x-amz-object-lock-retain-until-date", FormatIso8601(record.retain_until_ms));
+  }
+  if (record.legal_hold) {
+    header.set("x-amz-object-lock-legal-hold", "ON");
   }
   if (record.restore_ongoing) {
     header.set("x-amz-restore", "ongoing-request=\"true\"");

@@ -2,6 +2,7 @@
 
 #include "gateway/conditions.h"
 #include "gateway/handlers/object_io.h"
+#include "gateway/identity.h"
 
 namespace strata::gateway {
 namespace {
@@ -78,7 +79,7 @@ HandlerResult ReadEvicted(RequestContext& ctx, metadata::ObjectRecord record) {
 
 boost::asio::awaitable<Result<std::optional<metadata::BucketRecord>>> AdoptUpstreamBucket(
     RequestContext& ctx, const BucketName& name) {
-  return ctx.services.engine.AdoptUpstreamBucket(name, ctx.auth.principal.access_key);
+  return ctx.services.engine.AdoptUpstreamBucket(name, std::string(UserName(ctx.auth.principal)));
 }
 
 }  // namespace strata::gateway

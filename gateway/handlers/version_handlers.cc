@@ -5,6 +5,7 @@
 #include "auth/signer.h"
 #include "common/http_time.h"
 #include "common/offload.h"
+#include "gateway/acl.h"
 #include "gateway/cluster_listing.h"
 #include "gateway/handlers/context.h"
 #include "gateway/identity.h"
@@ -23,6 +24,11 @@ HandlerResult PutBucketVersioning(RequestContext& ctx) {
   STRATA_CO_TRY(auto status, body.Parse(ParseVersioningConfiguration));
   STRATA_CO_TRY(auto exists, ExistingBucket(ctx));
   const metadata::BucketRecord& record = *exists;
+  if (record.access.object_lock.enabled && status != "Enabled") {
+    co_return Error(ErrorCode::kInvalidBucketState,
+                    "An Object Lock configuration is present on this bucket, so the versioning "
+                    "state cannot be changed.");
+  }
   // The upstream first, as CreateBucket does: its version history must follow strata's
   // from the first push after this.
   STRATA_CO_RETURN_IF_ERROR(co_await ctx.services.engine.SetUpstreamVersioning(record, status));
@@ -139,7 +145,6 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
           .Element("NextVersionIdMarker", entries.back().record.version_id.view());
     }
   }
-  const std::string& owner = exists->owner;
   for (const auto& entry : entries) {
     const auto& r = entry.record;
     xml.Open(r.delete_marker ? "DeleteMarker" : "Version")
@@ -152,7 +157,7 @@ HandlerResult ListObjectVersions(RequestContext& ctx) {
           .Element("Size", std::to_string(r.size))
           .Element("StorageClass", r.storage_class);
     }
-    WriteOwner(xml, "Owner", owner);
+    WriteOwner(xml, "Owner", EffectiveOwner(r, *exists));
     xml.Close();
   }
   for (const auto& cp : common_prefixes) {

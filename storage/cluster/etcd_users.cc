@@ -87,6 +87,22 @@ Result<bool> EtcdUsers::Create(const UserRecord& user) {
   return true;
 }
 
+Result<bool> EtcdUsers::Replace(const UserRecord& user) {
+  const std::string key = prefix_ + user.access_key;
+  TxnRequest txn;
+  txn.compare.push_back(Compare{key, Compare::Target::kCreate, Compare::Op::kGreater, 0, {}});
+  txn.success.push_back(TxnOp::Put(key, metadata::EncodeUser(user)));
+  auto answer = Await(client_->Txn(std::move(txn)));
+  if (!answer.ok()) {
+    return std::move(answer).error();
+  }
+  if (!answer->succeeded) {
+    return false;
+  }
+  Apply(user.access_key, &user, answer->revision);
+  return true;
+}
+
 Result<void> EtcdUsers::Remove(const std::string& access_key) {
   auto deleted = Await(client_->DeleteRange(prefix_ + access_key, std::string()));
   if (!deleted.ok()) {

@@ -7,6 +7,7 @@
 //
 //   Create  txn: create_revision(key) == 0 ? put : -   (an access key is taken once)
 //   Remove  delete of the key
+//   Replace txn: create_revision(key) > 0 ? put : -    (never makes a removed key again)
 //
 // The mirror (the gateway's index, metadata::BucketCatalog's user records): Start reads
 // every user at one revision and makes the local records equal to it (missing ones put,
@@ -43,6 +44,7 @@ class EtcdUsers final : public SharedUsers {
 
   Result<bool> Create(const metadata::UserRecord& user) override;
   Result<void> Remove(const std::string& access_key) override;
+  Result<bool> Replace(const metadata::UserRecord& user) override;
 
   static std::string UsersPrefix(std::string_view cluster);
   // A value read from `kv`, checked: the record, or kCorruption (and a log line).

@@ -48,6 +48,8 @@ metadata::BucketRecord LocalObjectStore::NewBucket(const BucketName& name, const
                                                    const std::string& region,
                                                    const std::string& upstream_tier) const {
   metadata::BucketRecord record{name, owner, NowMs(), region, ""};
+  record.access.acl = {metadata::AclGrant{metadata::AclGrantee::kUser, owner,
+                                          metadata::AclPermission::kFullControl}};
   if (!upstream_tier.empty()) {
     record.upstream_tier = upstream_tier;
     record.upstream_bucket = name.str();  // keys map one to one
@@ -72,7 +74,14 @@ Result<metadata::BucketRecord> LocalObjectStore::CreateBucket(
   }
   return GuardExceptions("create bucket", [&]() -> Result<metadata::BucketRecord> {
     metadata::BucketRecord record = NewBucket(name, owner, region, upstream_tier);
+    const metadata::Acl private_acl = std::move(record.access.acl);
     record.access = access;
+    if (record.access.acl.empty()) {  // none given: the owner's private ACL
+      record.access.acl = private_acl;
+    }
+    if (record.access.object_lock.enabled) {
+      record.versioning = "Enabled";  // object lock keeps versions
+    }
     if (SharedCatalog* catalog = catalog_.load()) {
       // Taken once cluster-wide; the catalog mirrors the holder here before answering.
       auto claimed = catalog->Claim(record);
@@ -328,9 +337,12 @@ Result<bool> LocalObjectStore::ExpireVersion(const metadata::ObjectRecord& versi
       return true;
     }
     auto removed = index_.DeleteVersion(version.bucket, version.key, version.version_id,
-                                        std::optional<std::int64_t>(version.last_modified_ms));
+                                        std::optional<std::int64_t>(version.last_modified_ms),
+                                        metadata::LockCheck{NowMs(), false});
     if (!removed.ok()) {
-      if (removed.error().code == ErrorCode::kNotFound) {
+      // Replaced since, or kept by its object lock: lifecycle never expires a locked one.
+      if (removed.error().code == ErrorCode::kNotFound ||
+          removed.error().code == ErrorCode::kAccessDenied) {
         return false;
       }
       return std::move(removed).error();
@@ -532,10 +544,10 @@ Result<metadata::ObjectRecord> LocalObjectStore::HeadVersion(const BucketName& b
   return record;
 }
 
-Result<metadata::ObjectRecord> LocalObjectStore::SetObjectTags(
+Result<metadata::ObjectRecord> LocalObjectStore::UpdateVersionSettings(
     const BucketName& bucket, const ObjectKey& key, const std::optional<VersionId>& version_id,
-    const metadata::Tags& tags) {
-  auto updated = index_.SetObjectTags(bucket, key, version_id, tags);
+    const metadata::VersionSettingsChange& change) {
+  auto updated = index_.UpdateVersionSettings(bucket, key, version_id, change);
   if (!updated.ok() && updated.error().code == ErrorCode::kNotFound) {
     if (!version_id) {
       return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
@@ -576,9 +588,11 @@ Result<ObjectStore::Deleted> LocalObjectStore::DeleteObject(const BucketName& bu
 
 Result<ObjectStore::Deleted> LocalObjectStore::DeleteVersion(const BucketName& bucket,
                                                              const ObjectKey& key,
-                                                             const VersionId& version_id) {
+                                                             const VersionId& version_id,
+                                                             bool bypass_governance) {
   return GuardExceptions("delete version", [&]() -> Result<Deleted> {
-    auto removed = index_.DeleteVersion(bucket, key, version_id);
+    auto removed = index_.DeleteVersion(bucket, key, version_id, std::nullopt,
+                                        metadata::LockCheck{NowMs(), bypass_governance});
     if (!removed.ok()) {
       if (removed.error().code == ErrorCode::kNotFound) {
         return Deleted{version_id, false};

@@ -115,12 +115,13 @@ class LocalObjectStore final : public ObjectStore, public BucketMirror {
   Result<metadata::ObjectRecord> HeadVersion(const BucketName& bucket, const ObjectKey& key,
                                              const VersionId& version_id) override;
   Result<std::unique_ptr<ObjectReader>> OpenObject(const metadata::ObjectRecord& record) override;
-  Result<metadata::ObjectRecord> SetObjectTags(const BucketName& bucket, const ObjectKey& key,
-                                               const std::optional<VersionId>& version_id,
-                                               const metadata::Tags& tags) override;
+  Result<metadata::ObjectRecord> UpdateVersionSettings(
+      const BucketName& bucket, const ObjectKey& key, const std::optional<VersionId>& version_id,
+      const metadata::VersionSettingsChange& change) override;
   Result<Deleted> DeleteObject(const BucketName& bucket, const ObjectKey& key) override;
+  using ObjectStore::DeleteVersion;
   Result<Deleted> DeleteVersion(const BucketName& bucket, const ObjectKey& key,
-                                const VersionId& version_id) override;
+                                const VersionId& version_id, bool bypass_governance) override;
   Result<metadata::ObjectRecord> CopyObject(const metadata::ObjectRecord& source,
                                             metadata::ObjectRecord record) override;
 

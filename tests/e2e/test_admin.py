@@ -129,3 +129,55 @@ def test_admin_api_needs_an_admin(admin_server):
     assert resp is not None and resp.status == 403, resp
     assert resp.code == "AccessDenied", resp
     assert OTHER_SK.encode() not in resp.body and ADMIN_SK.encode() not in resp.body
+
+
+def test_key_rotation_keeps_the_user_and_what_it_owns(admin_server):
+    """A user's keys are added and removed while it, its canonical id, its buckets and its
+    objects' ACLs stay; `user admin` makes it an admin or not."""
+    srv = admin_server
+    name = "e2e-rot-" + uuid.uuid4().hex[:8]
+    first = json.loads(admin(srv, "user", "create", name))
+    assert first["user"] == name and first["access_key"] == name
+    old = make_client(srv, first["access_key"], first["secret_key"])
+    owner_id = old.list_buckets()["Owner"]["ID"]
+    bucket = unique_bucket("rot")
+    old.create_bucket(Bucket=bucket)
+    old.put_object(Bucket=bucket, Key="k", Body=b"kept", ACL="public-read")
+
+    second = json.loads(admin(srv, "user", "key", "add", name))
+    assert second["user"] == name and second["access_key"] != name
+    listing = json.loads(admin(srv, "user", "list"))
+    assert {(u["user"], u["access_key"]) for u in listing if u["user"] == name} == {
+        (name, name), (name, second["access_key"])}
+    assert second["secret_key"] not in json.dumps(listing)
+    new = make_client(srv, second["access_key"], second["secret_key"])
+    assert new.list_buckets()["Owner"]["ID"] == owner_id
+    assert new.get_object(Bucket=bucket, Key="k")["Body"].read() == b"kept"
+    assert new.get_object_acl(Bucket=bucket, Key="k")["Owner"]["ID"] == owner_id
+
+    admin(srv, "user", "key", "remove", name, name)
+    with raises_s3("InvalidAccessKeyId", 403):
+        old.list_buckets()
+    assert bucket in [b["Name"] for b in new.list_buckets()["Buckets"]]
+    res = run_admin(srv.config_path, "user", "key", "remove", name, "NOT-ITS-KEY")
+    assert res.returncode != 0
+
+    # Admin or not, for every key of the user.
+    signer = s3sign.SigV4(second["access_key"], second["secret_key"], srv.region)
+    resp = raw_exchange(srv, s3sign.signed_request_bytes(signer, "GET", srv.netloc,
+                                                         "/_strata/admin/users"))
+    assert resp is not None and resp.status == 403, resp
+    admin(srv, "user", "admin", name, "true")
+    resp = raw_exchange(srv, s3sign.signed_request_bytes(signer, "GET", srv.netloc,
+                                                         "/_strata/admin/users"))
+    assert resp is not None and resp.status == 200, resp
+    admin(srv, "user", "admin", name, "false")
+    resp = raw_exchange(srv, s3sign.signed_request_bytes(signer, "GET", srv.netloc,
+                                                         "/_strata/admin/users"))
+    assert resp is not None and resp.status == 403, resp
+
+    new.delete_object(Bucket=bucket, Key="k")
+    new.delete_bucket(Bucket=bucket)
+    admin(srv, "user", "delete", name)
+    with raises_s3("InvalidAccessKeyId", 403):
+        new.list_buckets()

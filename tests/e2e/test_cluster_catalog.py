@@ -11,6 +11,7 @@
   - A bucket policy put through A governs requests through B and C (their own requests
     and those forwarded to the keys' owners): an anonymous GET it grants works everywhere;
     deleted through C, it is refused everywhere.
+  - An object's ACL and a version's legal hold, set through any gateway, hold on all.
   - A user made with `strata-admin user create` through A signs requests through B and C
     (on keys whichever gateway owns); the same access key cannot be made again through C;
     removed through B, it is refused (InvalidAccessKeyId) through all three.
@@ -157,6 +158,36 @@ def test_a_policy_put_through_one_gateway_governs_every_gateway(gateways):
     for gw in gateways:
         eventually(lambda: all(s == 403 for s in anonymous_reads(gw)),
                    f"the removal to reach {gw.endpoint}")
+
+
+def test_acls_and_locks_hold_on_every_gateway(gateways):
+    """An object's ACL and a version's lock are kept by the key's owners, whichever gateway
+    set them: an anonymous read a public-read ACL grants works through every gateway; a
+    legal hold set through B refuses a removal through C."""
+    a, b, c = (make_client(gw) for gw in gateways)
+    a.create_bucket(Bucket="cat-acl", ObjectLockEnabledForBucket=True,
+                    CreateBucketConfiguration={"LocationConstraint": REGION})
+    keys = [f"k{i}" for i in range(12)]  # owned by each of the three gateways
+    versions = {}
+    for i, key in enumerate(keys):
+        versions[key] = (a, b, c)[i % 3].put_object(
+            Bucket="cat-acl", Key=key, Body=key.encode(), ACL="public-read")["VersionId"]
+    for gw in gateways:
+        for key in keys:
+            r = requests.get(f"{gw.endpoint}/cat-acl/{key}", timeout=30)
+            assert (r.status_code, r.content) == (200, key.encode()), (gw.endpoint, key)
+    for key in keys:
+        b.put_object_legal_hold(Bucket="cat-acl", Key=key, VersionId=versions[key],
+                                LegalHold={"Status": "ON"})
+        assert code_of(lambda: c.delete_object(Bucket="cat-acl", Key=key,
+                                               VersionId=versions[key])) == "AccessDenied"
+        c.put_object_acl(Bucket="cat-acl", Key=key, VersionId=versions[key], ACL="private")
+        assert requests.get(f"{gateways[0].endpoint}/cat-acl/{key}", timeout=30).status_code == 403
+        assert a.get_object_legal_hold(Bucket="cat-acl", Key=key)["LegalHold"]["Status"] == "ON"
+        a.put_object_legal_hold(Bucket="cat-acl", Key=key, VersionId=versions[key],
+                                LegalHold={"Status": "OFF"})
+        b.delete_object(Bucket="cat-acl", Key=key, VersionId=versions[key])
+    c.delete_bucket(Bucket="cat-acl")
 
 
 def test_a_user_made_through_one_gateway_signs_everywhere(gateways):

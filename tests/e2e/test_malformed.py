@@ -194,7 +194,7 @@ def test_unimplemented_subresources_are_501(s3, bucket):
 
 
 @pytest.mark.parametrize("method,query,on_key", [
-    ("GET", [("acl", "")], False),
+    ("GET", [("logging", "")], False),
     ("GET", [("torrent", "")], True),
     ("GET", [("website", "")], False),
 ])

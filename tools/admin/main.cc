@@ -4,6 +4,8 @@
 //   strata-admin --config FILE user create [NAME] [--admin]   (NAME: generated when omitted)
 //   strata-admin --config FILE user list
 //   strata-admin --config FILE user delete NAME
+//   strata-admin --config FILE user key add NAME | key remove NAME KEY
+//   strata-admin --config FILE user admin NAME true|false
 //   strata-admin --config FILE usage [--json]
 //   strata-admin --config FILE prefetch start|list|status|cancel ...
 #include <boost/asio/connect.hpp>
@@ -38,6 +40,8 @@ int Usage() {
                "usage: strata-admin [--config FILE] user create [NAME] [--admin]\n"
                "       strata-admin [--config FILE] user list\n"
                "       strata-admin [--config FILE] user delete NAME\n"
+               "       strata-admin [--config FILE] user key add NAME | key remove NAME KEY\n"
+               "       strata-admin [--config FILE] user admin NAME true|false\n"
                "       strata-admin [--config FILE] writeback\n"
                "       strata-admin [--config FILE] flush [--timeout SECONDS]\n"
                "       strata-admin [--config FILE] evict BUCKET KEY [VERSION]\n"
@@ -346,6 +350,18 @@ int main(int argc, char** argv) {
     }
     if (args[1] == "delete" && args.size() == 3) {
       return Call(*config, http::verb::delete_, "/_strata/admin/users/" + args[2], "");
+    }
+    // Key rotation: a new key beside the old ones, then the old one removed.
+    if (args[1] == "key" && args.size() == 4 && args[2] == "add") {
+      return Call(*config, http::verb::put, "/_strata/admin/users/" + args[3] + "/keys", "");
+    }
+    if (args[1] == "key" && args.size() == 5 && args[2] == "remove") {
+      return Call(*config, http::verb::delete_,
+                  "/_strata/admin/users/" + args[3] + "/keys/" + args[4], "");
+    }
+    if (args[1] == "admin" && args.size() == 4 && (args[3] == "true" || args[3] == "false")) {
+      return Call(*config, http::verb::put, "/_strata/admin/users/" + args[2] + "/admin",
+                  "value=" + args[3]);
     }
   }
   if ((args.size() == 3 || args.size() == 4) && args[0] == "evict") {

@@ -172,5 +172,93 @@ TEST(BucketAccess, ThePolicyIsParsedAgainWhenItChanges) {
   EXPECT_EQ(PolicyOf(bucket), nullptr);
 }
 
+bool AllowedWith(const AuthResult& who, const metadata::BucketRecord& bucket,
+                 std::string_view action, std::string_view key,
+                 const metadata::ObjectRecord* object) {
+  return DecideBucketAccess(who, bucket,
+                            AccessRequest{.action = action, .key = key, .object = object},
+                            MapConditionSource{})
+      .ok();
+}
+
+metadata::Acl Grants(std::initializer_list<metadata::AclGrant> grants) { return grants; }
+
+TEST(BucketAccess, ABucketAclGrantsListingAndWriting) {
+  auto bucket = Bucket();
+  bucket.access.acl =
+      Grants({{metadata::AclGrantee::kUser, "alice", metadata::AclPermission::kFullControl},
+              {metadata::AclGrantee::kAllUsers, "", metadata::AclPermission::kRead},
+              {metadata::AclGrantee::kUser, "bob", metadata::AclPermission::kWrite}});
+  EXPECT_TRUE(Allowed(Anonymous(), bucket, "s3:ListBucket"));
+  EXPECT_TRUE(Allowed(User("carol"), bucket, "s3:ListBucketVersions"));
+  EXPECT_FALSE(Allowed(Anonymous(), bucket, "s3:PutObject", "k"));
+  EXPECT_TRUE(Allowed(User("bob"), bucket, "s3:PutObject", "k"));
+  EXPECT_TRUE(Allowed(User("bob"), bucket, "s3:DeleteObject", "k"));
+  EXPECT_FALSE(Allowed(User("bob"), bucket, "s3:GetBucketAcl"));
+  EXPECT_FALSE(Allowed(User("bob"), bucket, "s3:PutBucketPolicy"));
+  // Bucket READ reads no object: that is the object's ACL's to grant.
+  EXPECT_FALSE(Allowed(Anonymous(), bucket, "s3:GetObject", "k"));
+  // IgnorePublicAcls: the public grant counts for nothing, bob's still does.
+  bucket.access.public_access_block = metadata::PublicAccessBlock{false, true, false, false};
+  EXPECT_FALSE(Allowed(Anonymous(), bucket, "s3:ListBucket"));
+  EXPECT_TRUE(Allowed(User("bob"), bucket, "s3:PutObject", "k"));
+  // BucketOwnerEnforced: ACLs are off altogether.
+  bucket.access.public_access_block.reset();
+  bucket.access.object_ownership = "BucketOwnerEnforced";
+  EXPECT_FALSE(Allowed(Anonymous(), bucket, "s3:ListBucket"));
+  EXPECT_FALSE(Allowed(User("bob"), bucket, "s3:PutObject", "k"));
+  EXPECT_TRUE(Allowed(User("alice"), bucket, "s3:PutObject", "k"));
+}
+
+TEST(BucketAccess, AnObjectAclGrantsReadingItAndItsOwnerItsAcl) {
+  const auto bucket = Bucket();
+  metadata::ObjectRecord object;
+  object.owner = "bob";  // written by bob under ObjectWriter
+  object.acl = Grants({{metadata::AclGrantee::kUser, "bob", metadata::AclPermission::kRead},
+                       {metadata::AclGrantee::kAllUsers, "", metadata::AclPermission::kRead}});
+  EXPECT_TRUE(AllowedWith(Anonymous(), bucket, "s3:GetObject", "k", &object));
+  EXPECT_TRUE(AllowedWith(User("carol"), bucket, "s3:GetObjectVersion", "k", &object));
+  EXPECT_FALSE(AllowedWith(Anonymous(), bucket, "s3:GetObjectAcl", "k", &object));
+  // Its owner may always read and change its ACL, whatever the ACL says.
+  EXPECT_TRUE(AllowedWith(User("bob"), bucket, "s3:GetObjectAcl", "k", &object));
+  EXPECT_TRUE(AllowedWith(User("bob"), bucket, "s3:PutObjectAcl", "k", &object));
+  EXPECT_FALSE(AllowedWith(User("carol"), bucket, "s3:PutObjectAcl", "k", &object));
+  // Without the version read, only the bucket decides.
+  EXPECT_FALSE(AllowedWith(Anonymous(), bucket, "s3:GetObject", "k", nullptr));
+  // A version recorded without an owner is the bucket owner's and private.
+  metadata::ObjectRecord legacy;
+  legacy.acl = object.acl;  // never consulted without an owner
+  EXPECT_FALSE(AllowedWith(Anonymous(), bucket, "s3:GetObject", "k", &legacy));
+  EXPECT_TRUE(AllowedWith(User("alice"), bucket, "s3:GetObject", "k", &legacy));
+  // A delete marker grants nothing.
+  metadata::ObjectRecord marker = object;
+  marker.delete_marker = true;
+  EXPECT_FALSE(AllowedWith(Anonymous(), bucket, "s3:GetObject", "k", &marker));
+}
+
+TEST(BucketAccess, TheVersionIsReadOnlyWhenItsAclCouldDecide) {
+  auto bucket = Bucket();
+  EXPECT_TRUE(
+      ObjectAclMayAllow(Anonymous(), bucket, AccessRequest{.action = "s3:GetObject", .key = "k"}));
+  EXPECT_FALSE(ObjectAclMayAllow(User("alice"), bucket,
+                                 AccessRequest{.action = "s3:GetObject", .key = "k"}));
+  EXPECT_FALSE(
+      ObjectAclMayAllow(Anonymous(), bucket, AccessRequest{.action = "s3:PutObject", .key = "k"}));
+  EXPECT_FALSE(ObjectAclMayAllow(Anonymous(), bucket, AccessRequest{.action = "s3:GetObject"}));
+  bucket.access.object_ownership = "BucketOwnerEnforced";
+  EXPECT_FALSE(
+      ObjectAclMayAllow(Anonymous(), bucket, AccessRequest{.action = "s3:GetObject", .key = "k"}));
+}
+
+TEST(BucketAccess, APolicyDenyWinsOverAnAclGrant) {
+  auto bucket = Bucket(R"({"Statement": [{"Effect": "Deny", "Principal": "*",
+      "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::data"}]})");
+  bucket.access.acl =
+      Grants({{metadata::AclGrantee::kAllUsers, "", metadata::AclPermission::kRead}});
+  EXPECT_FALSE(Allowed(Anonymous(), bucket, "s3:ListBucket"));
+  bucket.access.policy = kPublicRead;  // no Deny: the ACL's grant stands beside the policy
+  EXPECT_TRUE(Allowed(Anonymous(), bucket, "s3:ListBucket"));
+}
+
 }  // namespace
 }  // namespace strata::gateway

@@ -104,6 +104,10 @@ TEST(OperationTable, ClassificationAgreesWithTheTable) {
                                           "/b/k", "/b/k/x", "/_strata/admin/users"};
   const std::vector<std::string> queries = {"",
                                             "?acl",
+                                            "?retention",
+                                            "?legal-hold",
+                                            "?object-lock",
+                                            "?website",
                                             "?tagging",
                                             "?lifecycle",
                                             "?restore",

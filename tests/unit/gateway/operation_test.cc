@@ -89,7 +89,20 @@ TEST(Operation, Objects) {
   EXPECT_EQ(Op(verb::get, "/b/k?restore"), "GET");
   EXPECT_EQ(Op(verb::post, "/b?restore"), "POST");
   EXPECT_EQ(Op(verb::delete_, "/b/k?tagging"), "DeleteObjectTagging");
-  EXPECT_EQ(Op(verb::get, "/b/k?acl"), "GET");
+  EXPECT_EQ(Op(verb::get, "/b/k?acl"), "GetObjectAcl");
+  EXPECT_EQ(Op(verb::put, "/b/k?acl"), "PutObjectAcl");
+  EXPECT_EQ(Op(verb::get, "/b?acl"), "GetBucketAcl");
+  EXPECT_EQ(Op(verb::put, "/b?acl"), "PutBucketAcl");
+  EXPECT_EQ(Op(verb::delete_, "/b?acl"), "DELETE");
+  EXPECT_EQ(Op(verb::get, "/b?object-lock"), "GetObjectLockConfiguration");
+  EXPECT_EQ(Op(verb::put, "/b?object-lock"), "PutObjectLockConfiguration");
+  EXPECT_EQ(Op(verb::delete_, "/b?object-lock"), "DELETE");
+  EXPECT_EQ(Op(verb::get, "/b/k?object-lock"), "GET");
+  EXPECT_EQ(Op(verb::get, "/b/k?retention"), "GetObjectRetention");
+  EXPECT_EQ(Op(verb::put, "/b/k?retention&versionId=v"), "PutObjectRetention");
+  EXPECT_EQ(Op(verb::get, "/b/k?legal-hold"), "GetObjectLegalHold");
+  EXPECT_EQ(Op(verb::put, "/b/k?legal-hold"), "PutObjectLegalHold");
+  EXPECT_EQ(Op(verb::get, "/b?retention"), "GET");
   EXPECT_EQ(Op(verb::post, "/b/k"), "POST");
   // A key that merely looks like a sub-resource is still an object.
   EXPECT_EQ(Op(verb::get, "/metrics/tagging"), "GetObject");
@@ -109,7 +122,12 @@ TEST(Operation, Refusals) {
   EXPECT_EQ(refusal(verb::put, "/"), Refusal::kMethodNotAllowed);
   EXPECT_EQ(refusal(verb::get, "/?acl"), Refusal::kNotImplemented);
   EXPECT_EQ(refusal(verb::get, "/b?website"), Refusal::kNotImplemented);
-  EXPECT_EQ(refusal(verb::put, "/b/k?acl"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::put, "/b/k?acl"), Refusal::kNone);
+  EXPECT_EQ(refusal(verb::delete_, "/b/k?acl"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::delete_, "/b?object-lock"), Refusal::kMethodNotAllowed);
+  EXPECT_EQ(refusal(verb::get, "/b/k?object-lock"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::get, "/b?legal-hold"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::delete_, "/b/k?retention"), Refusal::kMethodNotAllowed);
   EXPECT_EQ(refusal(verb::post, "/b"), Refusal::kNotImplemented);
   EXPECT_EQ(refusal(verb::post, "/b/k"), Refusal::kNotImplemented);
   EXPECT_EQ(refusal(verb::options, "/b"), Refusal::kNone);
@@ -125,18 +143,18 @@ TEST(Operation, Refusals) {
   EXPECT_EQ(refusal(verb::put, "/b/k?attributes"), Refusal::kMethodNotAllowed);
   EXPECT_EQ(refusal(verb::get, "/b?attributes"), Refusal::kNone);  // ListObjects
   // An unsupported sub-resource wins over the supported ones, ?delete over it.
-  EXPECT_EQ(refusal(verb::put, "/b?tagging&acl"), Refusal::kNotImplemented);
-  EXPECT_EQ(refusal(verb::post, "/b?delete&acl"), Refusal::kNone);
+  EXPECT_EQ(refusal(verb::put, "/b?tagging&website"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::post, "/b?delete&website"), Refusal::kNone);
 }
 
 // What metrics count is what Dispatch runs, including where the two used to differ.
 TEST(Operation, NamesFollowTheRoute) {
-  EXPECT_EQ(Op(verb::get, "/?tagging"), "ListBuckets");  // the service ignores ?tagging
-  EXPECT_EQ(Op(verb::put, "/b?tagging&acl"), "PUT");     // refused 501
-  EXPECT_EQ(Op(verb::put, "/b?restore"), "PUT");         // refused 501, not CreateBucket
+  EXPECT_EQ(Op(verb::get, "/?tagging"), "ListBuckets");   // the service ignores ?tagging
+  EXPECT_EQ(Op(verb::put, "/b?tagging&website"), "PUT");  // refused 501
+  EXPECT_EQ(Op(verb::put, "/b?restore"), "PUT");          // refused 501, not CreateBucket
   EXPECT_EQ(Op(verb::head, "/b?restore"), "HEAD");
   EXPECT_EQ(Op(verb::put, "/b/k?attributes"), "PUT");  // refused 405, not PutObject
-  EXPECT_EQ(Op(verb::post, "/b?delete&acl"), "DeleteObjects");
+  EXPECT_EQ(Op(verb::post, "/b?delete&website"), "DeleteObjects");
 }
 
 // A PUT on a bucket that configures no sub-resource of an existing one may create it:
@@ -144,7 +162,8 @@ TEST(Operation, NamesFollowTheRoute) {
 // refusals included (a stranger's bucket answers 403 before 501).
 TEST(Operation, BucketLookupFirst) {
   EXPECT_FALSE(Route(verb::put, "/b").bucket_first);
-  EXPECT_FALSE(Route(verb::put, "/b?acl").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?acl").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?object-lock").bucket_first);
   EXPECT_FALSE(Route(verb::put, "/b?restore").bucket_first);
   EXPECT_FALSE(Route(verb::get, "/").bucket_first);
   EXPECT_FALSE(Route(verb::get, "/_strata/admin/users").bucket_first);
@@ -154,7 +173,7 @@ TEST(Operation, BucketLookupFirst) {
   EXPECT_TRUE(Route(verb::put, "/b?policy").bucket_first);
   EXPECT_TRUE(Route(verb::put, "/b?ownershipControls").bucket_first);
   EXPECT_TRUE(Route(verb::put, "/b?publicAccessBlock").bucket_first);
-  EXPECT_TRUE(Route(verb::put, "/b?tagging&acl").bucket_first);
+  EXPECT_TRUE(Route(verb::put, "/b?tagging&website").bucket_first);
   EXPECT_TRUE(Route(verb::get, "/b?acl").bucket_first);
   EXPECT_TRUE(Route(verb::head, "/b").bucket_first);
   EXPECT_TRUE(Route(verb::put, "/b/k").bucket_first);

@@ -168,8 +168,9 @@ TEST(CodecTest, ObjectUploadIdRoundTripsAndFormatFourReadsWithout) {
   auto decoded = DecodeObject(bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   EXPECT_EQ(decoded->upload_id, o.upload_id);
-  // Without the trailing upload id ("upload-1": a length byte and 8 bytes), as format 4.
-  std::string as_four = bytes.substr(0, bytes.size() - 9);
+  // Without format 6's five bytes (an empty owner, no grants, no retention, its date 0,
+  // no hold) and the upload id ("upload-1": a length byte and 8 bytes), as format 4.
+  std::string as_four = bytes.substr(0, bytes.size() - 5 - 9);
   EXPECT_FALSE(DecodeObject(as_four).ok());
   as_four[0] = 4;
   auto four = DecodeObject(as_four);
@@ -229,7 +230,8 @@ TEST(CodecTest, BucketAccessRoundTripsAndFormatFiveReadsWithout) {
     EXPECT_EQ(again->access.public_access_block, block);
   }
   // A flags byte with unknown bits, or flags without the presence bit, is refused.
-  const std::size_t flags_at = bytes.size() - 1 - 20 - 1;
+  // (format 7 ends it with five bytes: no grants, lock off, no default mode, days, years)
+  const std::size_t flags_at = bytes.size() - 5 - 1 - 20 - 1;
   ASSERT_EQ(bytes[flags_at], 1 | 2 | 8);
   for (char bad : {'\x20', '\x02'}) {
     std::string changed = bytes;
@@ -244,8 +246,88 @@ TEST(CodecTest, BucketAccessRoundTripsAndFormatFiveReadsWithout) {
   as_five[0] = 5;
   auto five = DecodeBucket(as_five);
   ASSERT_TRUE(five.ok()) << five.error().message;
-  EXPECT_EQ(five->access, BucketAccess{});
+  // A bucket recorded before ACLs has its owner's private one.
+  BucketAccess before_acls;
+  before_acls.acl = {AclGrant{AclGrantee::kUser, "AKIA", AclPermission::kFullControl}};
+  EXPECT_EQ(five->access, before_acls);
   EXPECT_EQ(five->owner, "AKIA");
+}
+
+// Format 7 adds the ACL and the object lock configuration; a format 6 record reads with
+// its owner's private ACL and no lock.
+TEST(CodecTest, BucketAclAndLockRoundTripAndFormatSixReadsPrivate) {
+  BucketRecord b;
+  b.name = BucketName("b1");
+  b.owner = "alice";
+  b.access.acl = {AclGrant{AclGrantee::kUser, "alice", AclPermission::kFullControl},
+                  AclGrant{AclGrantee::kAllUsers, "", AclPermission::kRead},
+                  AclGrant{AclGrantee::kLogDelivery, "", AclPermission::kWriteAcp}};
+  b.access.object_lock = ObjectLockConfig{true, "COMPLIANCE", 0, 7};
+  const std::string bytes = EncodeBucket(b);
+  auto decoded = DecodeBucket(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->access, b.access);
+  // An unknown grantee kind or permission is corruption.
+  BucketRecord plain;
+  plain.name = BucketName("b2");
+  plain.owner = "bob";
+  plain.access.acl = {AclGrant{AclGrantee::kUser, "", AclPermission::kRead}};
+  std::string one_grant = EncodeBucket(plain);
+  // ... grant count 1, grantee 0, user "" (0), permission 1, then the four lock bytes.
+  const std::size_t grant_at = one_grant.size() - 4 - 3;
+  ASSERT_EQ(one_grant[grant_at], 0);
+  ASSERT_EQ(one_grant[grant_at + 2], 1);
+  std::string bad_grantee = one_grant;
+  bad_grantee[grant_at] = 4;
+  EXPECT_FALSE(DecodeBucket(bad_grantee).ok());
+  std::string bad_permission = one_grant;
+  bad_permission[grant_at + 2] = 5;
+  EXPECT_FALSE(DecodeBucket(bad_permission).ok());
+  // Format 6: everything before the ACL.
+  std::string as_six = one_grant.substr(0, grant_at - 1);
+  as_six[0] = 6;
+  auto six = DecodeBucket(as_six);
+  ASSERT_TRUE(six.ok()) << six.error().message;
+  ASSERT_EQ(six->access.acl.size(), 1u);
+  EXPECT_EQ(six->access.acl[0], (AclGrant{AclGrantee::kUser, "bob", AclPermission::kFullControl}));
+  EXPECT_FALSE(six->access.object_lock.enabled);
+}
+
+// Format 6 adds a version's owner, ACL and lock; a format 5 record reads without an owner
+// (the bucket's owner owns it, gateway/acl.h) and unlocked.
+TEST(CodecTest, ObjectOwnerAclAndLockRoundTripAndFormatFiveReadsWithout) {
+  ObjectRecord o;
+  o.version_id = VersionId("v");
+  o.owner = "carol";
+  o.acl = {AclGrant{AclGrantee::kUser, "carol", AclPermission::kFullControl},
+           AclGrant{AclGrantee::kAuthenticatedUsers, "", AclPermission::kRead}};
+  o.retention_mode = "GOVERNANCE";
+  o.retain_until_ms = 1'900'000'000'000;
+  o.legal_hold = true;
+  const std::string bytes = EncodeObject(o);
+  auto decoded = DecodeObject(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->owner, "carol");
+  EXPECT_EQ(decoded->acl, o.acl);
+  EXPECT_EQ(decoded->retention_mode, "GOVERNANCE");
+  EXPECT_EQ(decoded->retain_until_ms, o.retain_until_ms);
+  EXPECT_TRUE(decoded->legal_hold);
+  std::string bad_hold = bytes;
+  bad_hold.back() = 2;
+  EXPECT_FALSE(DecodeObject(bad_hold).ok());
+
+  ObjectRecord plain;
+  plain.version_id = VersionId("v");
+  std::string as_five = EncodeObject(plain);
+  as_five.resize(as_five.size() - 5);  // format 6's five bytes
+  EXPECT_FALSE(DecodeObject(as_five).ok());
+  as_five[0] = 5;
+  auto five = DecodeObject(as_five);
+  ASSERT_TRUE(five.ok()) << five.error().message;
+  EXPECT_TRUE(five->owner.empty());
+  EXPECT_TRUE(five->acl.empty());
+  EXPECT_TRUE(five->retention_mode.empty());
+  EXPECT_FALSE(five->legal_hold);
 }
 
 // Records written by format 1 (one location per placement, no parts) still decode: the
@@ -336,13 +418,22 @@ TEST(CodecTest, BucketAndUserRoundTrip) {
   EXPECT_EQ(db->created_ms, b.created_ms);
   EXPECT_EQ(db->region, b.region);
 
-  UserRecord u{"ak", "sk", true, 42};
-  auto du = DecodeUser(EncodeUser(u));
+  UserRecord u{"ak", "sk", true, 42, "alice"};
+  const std::string user_bytes = EncodeUser(u);
+  auto du = DecodeUser(user_bytes);
   ASSERT_TRUE(du.ok());
   EXPECT_EQ(du->access_key, "ak");
   EXPECT_EQ(du->secret_key, "sk");
   EXPECT_TRUE(du->admin);
   EXPECT_EQ(du->created_ms, 42);
+  EXPECT_EQ(du->user, "alice");
+  // Format 1 had no user: the key is its own user, named as the key.
+  std::string as_one = user_bytes.substr(0, user_bytes.size() - 6);  // "alice" and its length
+  as_one[0] = 1;
+  auto one = DecodeUser(as_one);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(one->user, "ak");
+  EXPECT_FALSE(DecodeUser(user_bytes.substr(0, user_bytes.size() - 6)).ok());
 }
 
 TEST(CodecTest, EveryTruncationIsCorruption) {

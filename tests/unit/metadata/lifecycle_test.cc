@@ -671,10 +671,11 @@ TEST(LifecycleCodecTest, FormatFourStillDecodesWithoutRules) {
   b.upstream_tier = "cold";
   b.upstream_bucket = "up";
   std::string bytes = EncodeBucket(b);
-  // Format 6's access settings (two empty strings, no flags, an empty string) last, and
-  // format 5's rule count before them.
-  ASSERT_EQ(bytes.substr(bytes.size() - 5), std::string(5, '\0'));
-  bytes.resize(bytes.size() - 5);
+  // Format 7's ACL and lock (no grants, lock off, no mode, no days, no years) last,
+  // format 6's access settings (two empty strings, no flags, an empty string) before
+  // them, and format 5's rule count before those.
+  ASSERT_EQ(bytes.substr(bytes.size() - 10), std::string(10, '\0'));
+  bytes.resize(bytes.size() - 10);
   bytes[0] = 4;
   auto decoded = DecodeBucket(bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
@@ -685,8 +686,9 @@ TEST(LifecycleCodecTest, FormatFourStillDecodesWithoutRules) {
 
 TEST(LifecycleCodecTest, BadFlagAndFormBytesAreCorruption) {
   BucketRecord b{BucketName("b"), "o", 1, ""};
-  // Where the rule count goes: before format 6's four bytes of empty access settings.
-  const std::size_t count_at = EncodeBucket(b).size() - 5;
+  // Where the rule count goes: before format 6's four bytes of empty access settings and
+  // format 7's five of an empty ACL and no lock.
+  const std::size_t count_at = EncodeBucket(b).size() - 10;
   LifecycleRule rule;
   rule.id = "x";
   b.lifecycle = {rule};

@@ -274,13 +274,13 @@ TEST_F(LifecycleIndexTest, CreateUploadQueuesItsAbort) {
 TEST_F(LifecycleIndexTest, DeleteVersionWithAnotherTimeRemovesNothing) {
   ASSERT_TRUE(index_->PutObject(Obj("plain", "k", "v1", 1500)).ok());
   auto stale = index_->DeleteVersion(BucketName("plain"), ObjectKey("k"), VersionId("v1"),
-                                     std::optional<std::int64_t>(1499));
+                                     std::optional<std::int64_t>(1499), LockCheck{});
   ASSERT_FALSE(stale.ok());
   EXPECT_EQ(stale.error().code, ErrorCode::kNotFound);
   EXPECT_TRUE(index_->GetVersion(BucketName("plain"), ObjectKey("k"), VersionId("v1")).ok());
 
   auto removed = index_->DeleteVersion(BucketName("plain"), ObjectKey("k"), VersionId("v1"),
-                                       std::optional<std::int64_t>(1500));
+                                       std::optional<std::int64_t>(1500), LockCheck{});
   ASSERT_TRUE(removed.ok()) << removed.error().message;
   EXPECT_EQ(removed->version_id, VersionId("v1"));
   EXPECT_EQ(removed->last_modified_ms, 1500);

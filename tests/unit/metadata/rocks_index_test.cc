@@ -204,6 +204,62 @@ TEST_F(RocksIndexTest, SetObjectTagsErrors) {
   EXPECT_TRUE(index_->SetObjectTags(BucketName("b"), ObjectKey("k"), VersionId("null"), {}).ok());
 }
 
+// A version's settings change under the key's lock, checked there: a refused change
+// writes nothing, and a locked version is never removed (metadata/object_lock.h).
+TEST_F(RocksIndexTest, VersionSettingsChangeInPlaceAndLocksHold) {
+  MakeBucket("b");
+  ObjectRecord v1 = Obj("b", "k", "one");
+  v1.version_id = VersionId("v1");
+  ASSERT_TRUE(index_->PutObject(v1).ok());
+  VersionSettingsChange lock;
+  lock.acl = VersionSettingsChange::OwnedAcl{
+      "bob", {AclGrant{AclGrantee::kAllUsers, "", AclPermission::kRead}}};
+  lock.retention = VersionSettingsChange::Retention{"COMPLIANCE", 1000};
+  auto locked =
+      index_->UpdateVersionSettings(BucketName("b"), ObjectKey("k"), VersionId("v1"), lock);
+  ASSERT_TRUE(locked.ok()) << locked.error().message;
+  EXPECT_EQ(locked->etag, "one");
+  auto stored = index_->GetVersion(BucketName("b"), ObjectKey("k"), VersionId("v1"));
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->owner, "bob");
+  EXPECT_EQ(stored->acl, lock.acl->acl);
+  EXPECT_EQ(stored->retention_mode, "COMPLIANCE");
+
+  // Shortening a COMPLIANCE date is refused on the stored record, and nothing is written
+  // (not even the ACL that came with it); extending it is fine.
+  VersionSettingsChange shorter;
+  shorter.acl = VersionSettingsChange::OwnedAcl{"mallory", {}};
+  shorter.retention = VersionSettingsChange::Retention{"COMPLIANCE", 900};
+  shorter.lock = LockCheck{500, true};
+  auto refused =
+      index_->UpdateVersionSettings(BucketName("b"), ObjectKey("k"), std::nullopt, shorter);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kAccessDenied);
+  EXPECT_EQ(index_->GetVersion(BucketName("b"), ObjectKey("k"), VersionId("v1"))->owner, "bob");
+  VersionSettingsChange hold;
+  hold.legal_hold = true;
+  ASSERT_TRUE(
+      index_->UpdateVersionSettings(BucketName("b"), ObjectKey("k"), std::nullopt, hold).ok());
+  EXPECT_TRUE(index_->GetVersion(BucketName("b"), ObjectKey("k"), VersionId("v1"))->legal_hold);
+  EXPECT_EQ(index_->GetVersion(BucketName("b"), ObjectKey("k"), VersionId("v1"))->tags, Tags{});
+  hold.legal_hold = false;
+  ASSERT_TRUE(
+      index_->UpdateVersionSettings(BucketName("b"), ObjectKey("k"), std::nullopt, hold).ok());
+
+  // In force at 500 (and whenever no time is given); gone at its date.
+  auto early = index_->DeleteVersion(BucketName("b"), ObjectKey("k"), VersionId("v1"), std::nullopt,
+                                     LockCheck{500, true});
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.error().code, ErrorCode::kAccessDenied);
+  EXPECT_EQ(index_->DeleteVersion(BucketName("b"), ObjectKey("k"), VersionId("v1")).error().code,
+            ErrorCode::kAccessDenied);
+  EXPECT_TRUE(index_->GetVersion(BucketName("b"), ObjectKey("k"), VersionId("v1")).ok());
+  EXPECT_TRUE(index_
+                  ->DeleteVersion(BucketName("b"), ObjectKey("k"), VersionId("v1"), std::nullopt,
+                                  LockCheck{1000, false})
+                  .ok());
+}
+
 TEST_F(RocksIndexTest, BucketTagsAndVersioning) {
   MakeBucket("b");
   ASSERT_TRUE(index_->SetBucketVersioning(BucketName("b"), "Enabled").ok());

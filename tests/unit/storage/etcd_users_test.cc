@@ -150,6 +150,29 @@ TEST_F(EtcdUsersTest, ARemovalReachesEveryMirror) {
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
 }
 
+// A key's record is replaced (its admin flag, its user) where it exists, never made again
+// once removed.
+TEST_F(EtcdUsersTest, AReplacementReachesEveryMirrorButMakesNoRemovedKeyAgain) {
+  Gateway& a = Started();
+  Gateway& b = Started();
+  ASSERT_TRUE(a.users->Create(User("ROTATEKEY")).ok());
+  ASSERT_TRUE(Eventually([&] { return b.Has("ROTATEKEY"); }, kWatchWait));
+  auto changed = User("ROTATEKEY");
+  changed.admin = true;
+  changed.user = "rotating-user";
+  auto replaced = b.users->Replace(changed);
+  ASSERT_TRUE(replaced.ok()) << replaced.error().message;
+  EXPECT_TRUE(*replaced);
+  EXPECT_TRUE(b.index->GetUser("ROTATEKEY")->admin) << "mirrored before Replace returned";
+  ASSERT_TRUE(Eventually([&] { return a.index->GetUser("ROTATEKEY")->admin; }, kWatchWait));
+  EXPECT_EQ(a.index->GetUser("ROTATEKEY")->user, "rotating-user");
+  ASSERT_TRUE(a.users->Remove("ROTATEKEY").ok());
+  auto gone = b.users->Replace(changed);
+  ASSERT_TRUE(gone.ok()) << gone.error().message;
+  EXPECT_FALSE(*gone);
+  EXPECT_FALSE(a.Has("ROTATEKEY"));
+}
+
 TEST_F(EtcdUsersTest, StartMakesTheLocalUsersEqualToTheCluster) {
   Gateway& a = Started();
   Gateway& b = Started();

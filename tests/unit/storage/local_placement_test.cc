@@ -656,6 +656,27 @@ TEST_F(LocalPlacementTest, ExpireVersionInAVersionedBucket) {
   EXPECT_EQ(gone.error().code, ErrorCode::kNoSuchVersion);
   EXPECT_EQ(DataFiles("warm"), 0u);
 
+  // A locked version is never expired as noncurrent (its bytes stay), nor removed by id,
+  // until its hold is lifted; a GOVERNANCE bypass passes a retention, never a hold.
+  const auto held = Put("h", "held");
+  metadata::VersionSettingsChange hold;
+  hold.legal_hold = true;
+  ASSERT_TRUE(
+      store_->UpdateVersionSettings(BucketName("bucket"), ObjectKey("h"), held.version_id, hold)
+          .ok());
+  expired = store_->ExpireVersion(held, false);
+  ASSERT_TRUE(expired.ok()) << expired.error().message;
+  EXPECT_FALSE(*expired);
+  auto refused = store_->DeleteVersion(BucketName("bucket"), ObjectKey("h"), held.version_id, true);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kAccessDenied);
+  EXPECT_EQ(ReadAll(Head("h")), "held");
+  hold.legal_hold = false;
+  ASSERT_TRUE(
+      store_->UpdateVersionSettings(BucketName("bucket"), ObjectKey("h"), held.version_id, hold)
+          .ok());
+  ASSERT_TRUE(store_->DeleteVersion(BucketName("bucket"), ObjectKey("h"), held.version_id).ok());
+
   // A newer PUT came after the version was read: it is not expired as current.
   const auto older = Put("j", "older");
   const auto newer = Put("j", "newer");

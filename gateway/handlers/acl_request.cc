@@ -1,0 +1,131 @@
+#include "gateway/handlers/acl_request.h"
+
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "common/offload.h"
+#include "gateway/bucket_access.h"
+#include "gateway/handlers/lock_request.h"
+#include "gateway/identity.h"
+
+namespace strata::gateway {
+namespace {
+
+using metadata::AclPermission;
+
+constexpr std::array<std::pair<AclPermission, std::string_view>, 5> kGrantHeaders = {{
+    {AclPermission::kFullControl, "x-amz-grant-full-control"},
+    {AclPermission::kRead, "x-amz-grant-read"},
+    {AclPermission::kWrite, "x-amz-grant-write"},
+    {AclPermission::kReadAcp, "x-amz-grant-read-acp"},
+    {AclPermission::kWriteAcp, "x-amz-grant-write-acp"},
+}};
+
+}  // namespace
+
+bool HasAclHeaders(const RequestContext& ctx) {
+  if (!ctx.Header("x-amz-acl").empty()) {
+    return true;
+  }
+  for (const auto& [permission, name] : kGrantHeaders) {
+    if (!ctx.Header(name).empty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+boost::asio::awaitable<Result<CanonicalIdResolver>> UserResolver(RequestContext& ctx) {
+  auto names = std::make_shared<std::vector<std::string>>();
+  for (const auto& user : ctx.services.config.users) {
+    names->push_back(user.access_key);
+  }
+  auto& index = ctx.services.index;
+  STRATA_CO_TRY(auto users, co_await Offload(ctx.services.blocking_pool,
+                                             [&index] { return index.ListUsers(); }));
+  for (auto& user : users) {
+    names->push_back(user.user.empty() ? std::move(user.access_key) : std::move(user.user));
+  }
+  co_return CanonicalIdResolver([names](std::string_view id) -> std::optional<std::string> {
+    for (const auto& name : *names) {
+      if (CanonicalUserId(name) == id) {
+        return name;
+      }
+    }
+    return std::nullopt;
+  });
+}
+
+boost::asio::awaitable<Result<std::optional<RequestedAcl>>> AclFromHeaders(
+    RequestContext& ctx, std::string_view owner, std::string_view bucket_owner) {
+  std::vector<std::pair<AclPermission, std::string_view>> grants;
+  for (const auto& [permission, name] : kGrantHeaders) {
+    if (auto value = ctx.Header(name); !value.empty()) {
+      grants.emplace_back(permission, value);
+    }
+  }
+  const std::string_view canned = ctx.Header("x-amz-acl");
+  if (!canned.empty() && !grants.empty()) {
+    co_return Error(ErrorCode::kInvalidRequest,
+                    "Specifying both Canned ACLs and Header Grants is not allowed");
+  }
+  if (!canned.empty()) {
+    STRATA_CO_TRY(auto acl, CannedAcl(canned, owner, bucket_owner));
+    co_return std::optional<RequestedAcl>(RequestedAcl{std::move(acl), std::string(canned)});
+  }
+  if (grants.empty()) {
+    co_return std::optional<RequestedAcl>();
+  }
+  STRATA_CO_TRY(auto resolve, co_await UserResolver(ctx));
+  STRATA_CO_TRY(auto acl, GrantHeadersAcl(grants, resolve));
+  co_return std::optional<RequestedAcl>(RequestedAcl{std::move(acl), std::string()});
+}
+
+Result<void> CheckAclAllowed(const metadata::BucketRecord& bucket, const metadata::Acl& acl) {
+  if (AclsDisabled(bucket) && !GrantsOnlyTo(acl, bucket.owner)) {
+    return Error(ErrorCode::kAccessControlListNotSupported, "The bucket does not allow ACLs");
+  }
+  const auto& block = bucket.access.public_access_block;
+  if (block && block->block_public_acls && IsPublicAcl(acl)) {
+    return Error(ErrorCode::kAccessDenied, "Access Denied");
+  }
+  return Ok();
+}
+
+std::string NewVersionOwner(const RequestContext& ctx, const metadata::BucketRecord& bucket,
+                            std::string_view canned) {
+  const bool preferred = bucket.access.object_ownership == "BucketOwnerPreferred" &&
+                         canned == "bucket-owner-full-control";
+  if (ctx.auth.anonymous || AclsDisabled(bucket) || preferred) {
+    return bucket.owner;
+  }
+  return std::string(UserName(ctx.auth.principal));
+}
+
+boost::asio::awaitable<Result<void>> DescribeAcl(RequestContext& ctx,
+                                                 const metadata::BucketRecord& bucket,
+                                                 metadata::ObjectRecord& record) {
+  const std::string_view canned = ctx.Header("x-amz-acl");
+  record.owner = NewVersionOwner(ctx, bucket, canned);
+  STRATA_CO_TRY(auto requested, co_await AclFromHeaders(ctx, record.owner, bucket.owner));
+  if (!requested) {
+    record.acl = {metadata::AclGrant{metadata::AclGrantee::kUser, record.owner,
+                                     metadata::AclPermission::kFullControl}};
+    co_return Ok();
+  }
+  STRATA_CO_RETURN_IF_ERROR(CheckAclAllowed(bucket, requested->acl));
+  record.acl = std::move(requested->acl);
+  co_return Ok();
+}
+
+boost::asio::awaitable<Result<void>> DescribeAccess(RequestContext& ctx,
+                                                    metadata::ObjectRecord& record) {
+  if (!ctx.bucket) {
+    co_return Ok();
+  }
+  STRATA_CO_RETURN_IF_ERROR(co_await DescribeAcl(ctx, *ctx.bucket, record));
+  co_return DescribeLock(ctx, *ctx.bucket, record);
+}
+
+}  // namespace strata::gateway
