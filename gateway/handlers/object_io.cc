@@ -124,6 +124,15 @@ boost::asio::awaitable<Result<metadata::ObjectRecord>> AddressedVersion(RequestC
       });
 }
 
+HandlerResult SendMarkerNotAllowed(RequestContext& ctx, const metadata::ObjectRecord& marker) {
+  ResponseHeader header;
+  header.set("x-amz-delete-marker", "true");
+  header.set("x-amz-version-id", marker.version_id.str());
+  const Error error(ErrorCode::kMethodNotAllowed,
+                    "The specified method is not allowed against this resource.");
+  co_return co_await SendS3Error(ctx, error, std::move(header));
+}
+
 boost::asio::awaitable<std::optional<Result<void>>> AnswerUnreadable(
     RequestContext& ctx, const metadata::ObjectRecord& record) {
   if (record.delete_marker) {

@@ -56,6 +56,10 @@ void DescribeToHeaders(const RequestContext& ctx, const metadata::ObjectRecord& 
 // memory, else on the blocking pool (metadata/read_inline.h).
 boost::asio::awaitable<Result<metadata::ObjectRecord>> AddressedVersion(RequestContext& ctx);
 
+// S3's answer to a read of a version's tags or ACL when the addressed version is a delete
+// marker: 405 MethodNotAllowed with x-amz-delete-marker and the marker's version id.
+HandlerResult SendMarkerNotAllowed(RequestContext& ctx, const metadata::ObjectRecord& marker);
+
 // For reads of the addressed version (GET, HEAD, GetObjectAttributes): answers a delete
 // marker as S3 does (404 with x-amz-delete-marker; 405 when asked for by versionId) and
 // unmet If-* conditions (412, or 304). Returns what the handler returns when it answered,

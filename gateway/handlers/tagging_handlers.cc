@@ -78,16 +78,8 @@ HandlerResult DeleteObjectTagging(RequestContext& ctx) {
 
 HandlerResult GetObjectTagging(RequestContext& ctx) {
   STRATA_CO_TRY(auto record, co_await AddressedVersion(ctx));
-  if (record.delete_marker) {
-    // S3: a delete marker has no tags to show.
-    ResponseHeader header;
-    header.set("x-amz-delete-marker", "true");
-    header.set("x-amz-version-id", record.version_id.str());
-    co_return co_await SendS3Error(
-        ctx,
-        Error(ErrorCode::kMethodNotAllowed,
-              "The specified method is not allowed against this resource."),
-        std::move(header));
+  if (record.delete_marker) {  // S3: a delete marker has no tags or ACL to show
+    co_return co_await SendMarkerNotAllowed(ctx, record);
   }
   ResponseHeader header;
   SetVersionHeader(ctx, record.version_id, header);

@@ -72,25 +72,17 @@ Result<T> EtcdUsers::Await(Task<T> task) {
 }
 
 Result<bool> EtcdUsers::Create(const UserRecord& user) {
-  const std::string key = prefix_ + user.access_key;
-  TxnRequest txn;
-  txn.compare.push_back(Compare{key, Compare::Target::kCreate, Compare::Op::kEqual, 0, {}});
-  txn.success.push_back(TxnOp::Put(key, metadata::EncodeUser(user)));
-  auto answer = Await(client_->Txn(std::move(txn)));
-  if (!answer.ok()) {
-    return std::move(answer).error();
-  }
-  if (!answer->succeeded) {
-    return false;
-  }
-  Apply(user.access_key, &user, answer->revision);
-  return true;
+  return PutIfCreated(user, Compare::Op::kEqual);  // not yet: create_revision 0
 }
 
 Result<bool> EtcdUsers::Replace(const UserRecord& user) {
+  return PutIfCreated(user, Compare::Op::kGreater);  // still there: create_revision > 0
+}
+
+Result<bool> EtcdUsers::PutIfCreated(const UserRecord& user, Compare::Op op) {
   const std::string key = prefix_ + user.access_key;
   TxnRequest txn;
-  txn.compare.push_back(Compare{key, Compare::Target::kCreate, Compare::Op::kGreater, 0, {}});
+  txn.compare.push_back(Compare{key, Compare::Target::kCreate, op, 0, {}});
   txn.success.push_back(TxnOp::Put(key, metadata::EncodeUser(user)));
   auto answer = Await(client_->Txn(std::move(txn)));
   if (!answer.ok()) {

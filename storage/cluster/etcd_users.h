@@ -54,6 +54,9 @@ class EtcdUsers final : public SharedUsers {
   template <typename T>
   Result<T> Await(Task<T> task);
   Task<std::int64_t> Reconcile();
+  // Puts `user` if its key's create revision compares to 0 by `op` (kEqual: the key does
+  // not exist; kGreater: it does); false when it does not, nothing changed.
+  Result<bool> PutIfCreated(const metadata::UserRecord& user, Compare::Op op);
   // `user` (nullptr: its removal) as of `revision`, to the mirror unless newer was applied.
   void Apply(const std::string& access_key, const metadata::UserRecord* user,
              std::int64_t revision);
