@@ -127,9 +127,11 @@ std::optional<AclGrantee> GroupOfUri(std::string_view uri) {
   return std::nullopt;
 }
 
+Acl PrivateAcl(std::string_view owner) { return {UserGrant(owner, AclPermission::kFullControl)}; }
+
 Result<Acl> CannedAcl(std::string_view name, std::string_view owner,
                       std::string_view bucket_owner) {
-  Acl acl{UserGrant(owner, AclPermission::kFullControl)};
+  Acl acl = PrivateAcl(owner);
   if (name == "private" || name == "aws-exec-read") {
     return acl;
   }
@@ -249,7 +251,7 @@ std::string_view EffectiveOwner(const metadata::ObjectRecord& object,
 
 Acl EffectiveAcl(const metadata::ObjectRecord& object, const metadata::BucketRecord& bucket) {
   if (object.owner.empty()) {
-    return {UserGrant(bucket.owner, AclPermission::kFullControl)};
+    return PrivateAcl(bucket.owner);
   }
   return object.acl;
 }

@@ -31,6 +31,9 @@ std::optional<metadata::AclPermission> ParsePermission(std::string_view name);
 std::string_view GroupUri(metadata::AclGrantee group);
 std::optional<metadata::AclGrantee> GroupOfUri(std::string_view uri);
 
+// `owner`'s private ACL: one FULL_CONTROL grant to it (the canned "private").
+metadata::Acl PrivateAcl(std::string_view owner);
+
 // The canned ACL `name` (x-amz-acl) of a resource owned by `owner` in a bucket owned by
 // `bucket_owner` (the same user for a bucket). kInvalidArgument for a name S3 does not
 // know. aws-exec-read's grant to Amazon EC2 has no strata grantee: it is private.

@@ -59,8 +59,7 @@ boost::asio::awaitable<Result<metadata::Acl>> RequestedAclOf(RequestContext& ctx
 HandlerResult GetBucketAcl(RequestContext& ctx) {
   const metadata::BucketRecord& bucket = *ctx.bucket;
   // With ACLs off the bucket's ACL is its owner's full control, whatever was set before.
-  const metadata::Acl enforced{metadata::AclGrant{metadata::AclGrantee::kUser, bucket.owner,
-                                                  metadata::AclPermission::kFullControl}};
+  const metadata::Acl enforced = PrivateAcl(bucket.owner);
   std::string xml =
       AccessControlPolicyXml(bucket.owner, AclsDisabled(bucket) ? enforced : bucket.access.acl);
   co_return co_await SendXml(ctx, 200, std::move(xml));

@@ -1,6 +1,7 @@
 #include "gateway/handlers/acl_request.h"
 
 #include <array>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -37,23 +38,20 @@ bool HasAclHeaders(const RequestContext& ctx) {
 }
 
 boost::asio::awaitable<Result<CanonicalIdResolver>> UserResolver(RequestContext& ctx) {
-  auto names = std::make_shared<std::vector<std::string>>();
-  for (const auto& user : ctx.services.config.users) {
-    names->push_back(user.access_key);
-  }
   auto& index = ctx.services.index;
   STRATA_CO_TRY(auto users, co_await Offload(ctx.services.blocking_pool,
                                              [&index] { return index.ListUsers(); }));
-  for (auto& user : users) {
-    names->push_back(user.user.empty() ? std::move(user.access_key) : std::move(user.user));
+  // Each name's canonical id computed once (a hash), not once per grant looked up.
+  auto by_id = std::make_shared<std::map<std::string, std::string, std::less<>>>();
+  for (const auto& user : ctx.services.config.users) {
+    by_id->emplace(CanonicalUserId(user.access_key), user.access_key);
   }
-  co_return CanonicalIdResolver([names](std::string_view id) -> std::optional<std::string> {
-    for (const auto& name : *names) {
-      if (CanonicalUserId(name) == id) {
-        return name;
-      }
-    }
-    return std::nullopt;
+  for (auto& user : users) {  // (a key recorded without a user reads as its own user)
+    by_id->emplace(CanonicalUserId(user.user), std::move(user.user));
+  }
+  co_return CanonicalIdResolver([by_id](std::string_view id) -> std::optional<std::string> {
+    auto it = by_id->find(id);
+    return it == by_id->end() ? std::nullopt : std::optional<std::string>(it->second);
   });
 }
 
@@ -110,8 +108,7 @@ boost::asio::awaitable<Result<void>> DescribeAcl(RequestContext& ctx,
   record.owner = NewVersionOwner(ctx, bucket, canned);
   STRATA_CO_TRY(auto requested, co_await AclFromHeaders(ctx, record.owner, bucket.owner));
   if (!requested) {
-    record.acl = {metadata::AclGrant{metadata::AclGrantee::kUser, record.owner,
-                                     metadata::AclPermission::kFullControl}};
+    record.acl = PrivateAcl(record.owner);
     co_return Ok();
   }
   STRATA_CO_RETURN_IF_ERROR(CheckAclAllowed(bucket, requested->acl));
