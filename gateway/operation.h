@@ -64,6 +64,7 @@ enum class S3Operation : std::uint8_t {
   kOptionsObject,  // a browser's CORS preflight
   kDeleteObjects,
   kPutObject,
+  kPostObject,  // a browser's form upload: POST on the bucket, multipart/form-data
   kCopyObject,
   kGetObject,
   kHeadObject,
