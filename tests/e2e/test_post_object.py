@@ -16,11 +16,14 @@ import json
 import os
 import re
 import subprocess
+import time
 import uuid
+import zlib
 
 import pytest
 
-from conftest import OTHER_AK, make_client, raises_s3, raw_exchange, unique_bucket, xml_code
+from conftest import (OTHER_AK, RawConn, make_client, raises_s3, raw_exchange, unique_bucket,
+                      xml_code)
 from require import require_tool
 import s3sign
 import test_cors
@@ -441,3 +444,32 @@ def test_virtual_hosted_post(strata_factory, loopback_domain):
     assert got.status == 204, got
     assert got.headers["location"] == f"http://{host}/v/x.txt"
     assert s3.get_object(Bucket=name, Key="v/x.txt")["Body"].read() == b"vhost"
+
+
+def test_checksum_fields(server, s3, bucket):
+    data = b"checksummed by the form"
+    crc32 = base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+    fields = presigned(s3, bucket, "sum", {"x-amz-checksum-crc32": crc32},
+                       [{"x-amz-checksum-crc32": crc32}])
+    got = post(server, bucket, fields, ("f", "text/plain", data))
+    assert got.status == 204, got
+    assert got.headers["x-amz-checksum-crc32"] == crc32
+    head = s3.head_object(Bucket=bucket, Key="sum", ChecksumMode="ENABLED")
+    assert head["ChecksumCRC32"] == crc32
+    got = post(server, bucket, fields, ("f", "text/plain", data + b"!"))
+    assert (got.status, got.code) == (400, "BadDigest"), got
+    assert s3.get_object(Bucket=bucket, Key="sum")["Body"].read() == data
+
+
+def test_a_client_gone_midway_leaves_nothing(server, s3, bucket):
+    before = data_files(server)
+    body, ctype = form_body(presigned(s3, bucket, "gone"), ("f", "text/plain", b"z" * (4 << 20)))
+    conn = RawConn(server)
+    conn.send(f"POST /{bucket} HTTP/1.1\r\nHost: {server.netloc}\r\nContent-Type: {ctype}\r\n"
+              f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:len(body) // 2])
+    conn.close()
+    deadline = time.monotonic() + 10
+    while data_files(server) != before and time.monotonic() < deadline:
+        time.sleep(0.05)  # the server notices the closed connection on its next read
+    assert data_files(server) == before
+    assert object_missing(s3, bucket, "gone")
