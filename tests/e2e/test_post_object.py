@@ -319,6 +319,7 @@ def test_the_form_signer_is_the_caller(server, s3, s3_other, bucket):
     ("acl_unknown", 400, "InvalidArgument"),
     ("field_twice", 400, "InvalidArgument"),
     ("bad_tagging", 400, "MalformedXML"),
+    ("too_many_tags", 400, "BadRequest"),
     ("header_in_metadata", 400, "InvalidArgument"),
     ("bad_md5", 400, "BadDigest"),
 ])
@@ -347,6 +348,9 @@ def test_bad_forms_get_s3_errors(server, s3, bucket, case, status, code):
         fields = fields + [("KEY", "bad")]
     elif case == "bad_tagging":
         fields = signed({"tagging": "<Tagging><TagSet>"})
+    elif case == "too_many_tags":
+        tags = "".join(f"<Tag><Key>k{i}</Key><Value>v</Value></Tag>" for i in range(11))
+        fields = signed({"tagging": f"<Tagging><TagSet>{tags}</TagSet></Tagging>"})
     elif case == "header_in_metadata":
         fields = signed({"x-amz-meta-a": "b\r\nx-injected: 1"})
     elif case == "bad_md5":
