@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "auth/internal/canonical.h"
+#include "auth/internal/credential_scope.h"
 #include "auth/internal/crypto.h"
 #include "auth/internal/unsigned_headers.h"
 
@@ -75,76 +76,18 @@ bool IsHex(std::string_view s) {
   return true;
 }
 
-bool AllDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 std::chrono::seconds AbsDiff(WallTime a, WallTime b) {
   auto d = std::chrono::duration_cast<std::chrono::seconds>(a - b);
   return d.count() < 0 ? -d : d;
 }
 
 // ---------------------------------------------------------------------------------------
-// SigV4 pieces shared by the header and presigned forms.
+// SigV4 pieces shared by the header and presigned forms (the credential scope's are in
+// internal/credential_scope.h, shared with the POST form's signature).
 
-struct CredentialScope {
-  std::string_view access_key;
-  std::string_view date;
-  std::string_view region;
-  std::string_view service;
-  std::string_view terminator;
-  std::string_view scope;  // date/region/service/terminator
-};
-
-// "AKID/20130524/us-east-1/s3/aws4_request". The scope is the last four parts, so an
-// access key that itself contains '/' still parses.
-bool ParseCredential(std::string_view cred, CredentialScope& out) {
-  std::array<std::size_t, 4> slash{};
-  std::size_t end = cred.size();
-  for (int i = 3; i >= 0; --i) {
-    std::size_t p = end == 0 ? std::string_view::npos : cred.rfind('/', end - 1);
-    if (p == std::string_view::npos) {
-      return false;
-    }
-    slash[static_cast<std::size_t>(i)] = p;
-    end = p;
-  }
-  out.access_key = cred.substr(0, slash[0]);
-  out.date = cred.substr(slash[0] + 1, slash[1] - slash[0] - 1);
-  out.region = cred.substr(slash[1] + 1, slash[2] - slash[1] - 1);
-  out.service = cred.substr(slash[2] + 1, slash[3] - slash[2] - 1);
-  out.terminator = cred.substr(slash[3] + 1);
-  out.scope = cred.substr(slash[0] + 1);
-  return !out.access_key.empty() && !out.date.empty() && !out.region.empty() &&
-         !out.service.empty() && !out.terminator.empty();
-}
-
-// Checks the scope against the request date and this endpoint. `prefix` starts S3's
-// message ("The authorization header is malformed; " or "Error parsing the
-// X-Amz-Credential parameter; ").
-Result<void> CheckScope(const CredentialScope& c, std::string_view amz_date,
-                        const VerifierOptions& options, ErrorCode code, std::string_view prefix) {
-  if (c.date.size() != 8 || !AllDigits(c.date) || amz_date.substr(0, 8) != c.date) {
-    return Err(
-        code, std::string(prefix) + "Invalid credential date. Date is not the same as X-Amz-Date.");
-  }
-  if (c.region != options.region) {
-    // S3 names the region it expects in <Region> too: clients that guess a region (s3cmd
-    // signs for "US" by default) read it from there and sign again.
-    return Err(code, std::string(prefix) + "the region '" + std::string(c.region) +
-                         "' is wrong; expecting '" + options.region + "'")
-        .WithDetail("Region", options.region);
-  }
-  if (c.service != "s3") {
-    return Err(code, std::string(prefix) + "incorrect service \"" + std::string(c.service) +
-                         "\". This endpoint belongs to \"s3\".");
-  }
-  if (c.terminator != internal::kTerminator) {
-    return Err(code, std::string(prefix) + "incorrect terminal \"" + std::string(c.terminator) +
-                         "\". This endpoint uses \"aws4_request\".");
-  }
-  return Ok();
-}
+using internal::CheckScope;
+using internal::CredentialScope;
+using internal::ParseCredential;
 
 // Splits "host;range;x-amz-date" into lower-case names. False on an empty entry or when
 // host is not signed.
@@ -501,7 +444,7 @@ class Verification {
       amz_date = internal::FormatAmzDate(*t);
       when = *t;
     }
-    STRATA_RETURN_IF_ERROR(CheckScope(scope, amz_date, options_,
+    STRATA_RETURN_IF_ERROR(CheckScope(scope, amz_date, options_.region,
                                       ErrorCode::kAuthorizationHeaderMalformed, kMalformed));
 
     // The payload mode (S3 requires x-amz-content-sha256 with header-signed SigV4).
@@ -620,7 +563,7 @@ class Verification {
           "Error parsing the X-Amz-Credential parameter; the Credential is mal-formed; "
           "expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".");
     }
-    STRATA_RETURN_IF_ERROR(CheckScope(scope, date->value, options_,
+    STRATA_RETURN_IF_ERROR(CheckScope(scope, date->value, options_.region,
                                       ErrorCode::kAuthorizationQueryParametersError,
                                       "Error parsing the X-Amz-Credential parameter; "));
     std::vector<std::string> names;

@@ -48,6 +48,8 @@ struct AuthResult {
   std::int64_t decoded_content_length = -1;
 };
 
+struct PostFormSignature;  // auth/post_form_auth.h
+
 struct VerifierOptions {
   std::string region = "us-east-1";
   std::chrono::seconds max_skew{15 * 60};
@@ -64,6 +66,10 @@ class Verifier {
   // kSignatureDoesNotMatch, kAuthorizationHeaderMalformed,
   // kAuthorizationQueryParametersError, kRequestTimeTooSkewed, kInvalidArgument.
   Result<AuthResult> Verify(const RequestView& request) const;
+
+  // Authenticates a browser's POST Object form by its policy's signature, with this
+  // verifier's users and region: VerifyPostFormSignature (auth/post_form_auth.h).
+  Result<AuthResult> VerifyPostForm(const PostFormSignature& form) const;
 
  private:
   const CredentialStore& store_;

@@ -142,6 +142,11 @@ HandlerResult Authorize(RequestContext& ctx, const metadata::BucketRecord& bucke
   if (op == S3Operation::kOptionsObject) {
     co_return Ok();  // a preflight is answered from the CORS rules, whoever asks
   }
+  if (op == S3Operation::kPostObject) {
+    // The form's signer is the caller, known only once its fields are read: the handler
+    // authorizes s3:PutObject on the key as that signer (or as anonymous).
+    co_return Ok();
+  }
   if (op == S3Operation::kDeleteObjects) {
     if (bucket.access.policy.empty()) {  // else judged key by key
       co_return AuthorizeBucketAccess(ctx, bucket, AccessRequest{.action = "s3:DeleteObject"});

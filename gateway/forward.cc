@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/post.hpp>
@@ -176,12 +177,22 @@ asio::awaitable<void> Pause(std::chrono::milliseconds wait) {
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-// Sends the request's body to the owner in kForwardChunk pieces and ends it. False when
+// Sends the request's body to the owner in kForwardChunk pieces and ends it: first
+// `read_so_far`, the bytes of it this gateway has already read, then the rest. False when
 // the owner stopped taking it (it answered early, e.g. an error before reading); the
 // caller then reads that answer. An error when the client's body broke: the call is
 // dropped with it, so the owner stores nothing.
 asio::awaitable<Result<bool>> SendBody(RequestContext& ctx, const PeerLane& lane,
-                                       HeldPeerCall& call) {
+                                       HeldPeerCall& call, std::string_view read_so_far) {
+  while (!read_so_far.empty()) {
+    const std::size_t size = std::min(read_so_far.size(), kForwardChunk);
+    std::string piece(read_so_far.substr(0, size));
+    auto wrote = co_await lane.Run(call->Write(std::move(piece)));
+    if (!wrote.ok()) {
+      co_return false;
+    }
+    read_so_far.remove_prefix(size);
+  }
   std::string chunk(kForwardChunk, '\0');
   std::size_t filled = 0;
   while (true) {
@@ -377,7 +388,8 @@ asio::awaitable<std::optional<storage::ReadCacheHit>> ReplicaCopy(RequestContext
 // GET), it names the version this gateway holds of the key, as a replica or in its read
 // cache (`cache`, may be null), and a non-owner with a cache takes the owner's offer.
 asio::awaitable<Result<Forwarded>> ForwardOnce(RequestContext& ctx, storage::Cluster& cluster,
-                                               bool local_copies, storage::ReadCache* cache) {
+                                               bool local_copies, storage::ReadCache* cache,
+                                               std::string_view read_so_far = {}) {
   auto owner = cluster.PrimaryOf(ctx.target.bucket, ctx.target.key);
   if (!owner || owner->self) {
     co_return Forwarded::kServeHere;
@@ -401,7 +413,7 @@ asio::awaitable<Result<Forwarded>> ForwardOnce(RequestContext& ctx, storage::Clu
   storage::PeerRequest request;
   request.op = storage::kPeerOpS3Request;
   request.payload = EncodeRequestHead(forwarded_head);
-  request.has_stream = !ctx.exchange.body_complete();
+  request.has_stream = !ctx.exchange.body_complete() || !read_so_far.empty();
   if (request.payload.size() > storage::kMaxPeerPayload) {
     co_return Error(ErrorCode::kInvalidArgument, "the request's headers are too large");
   }
@@ -428,7 +440,7 @@ asio::awaitable<Result<Forwarded>> ForwardOnce(RequestContext& ctx, storage::Clu
 
   bool body_whole = true;
   if (request.has_stream) {
-    STRATA_CO_TRY(body_whole, co_await SendBody(ctx, lane, call));
+    STRATA_CO_TRY(body_whole, co_await SendBody(ctx, lane, call, read_so_far));
     auto read = co_await lane.Run(ReadAnswer(call.owned()));
     answered.emplace(std::move(read));
   }
@@ -513,6 +525,15 @@ asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op
   if (forwarded == Forwarded::kAgainWithoutCache) {
     STRATA_CO_TRY(forwarded, co_await ForwardOnce(ctx, *cluster, false, nullptr));
   }
+  co_return forwarded == Forwarded::kAnswered;
+}
+
+asio::awaitable<Result<bool>> ForwardFormToOwner(RequestContext& ctx, std::string read_so_far) {
+  storage::Cluster* cluster = ctx.services.cluster;
+  if (cluster == nullptr || ctx.exchange.forwarded()) {
+    co_return false;
+  }
+  STRATA_CO_TRY(auto forwarded, co_await ForwardOnce(ctx, *cluster, false, nullptr, read_so_far));
   co_return forwarded == Forwarded::kAnswered;
 }
 

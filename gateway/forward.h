@@ -97,6 +97,12 @@ bool IsForwardedOperation(S3Operation op);
 // membership may still name a new one; then 503 SlowDown.
 boost::asio::awaitable<Result<bool>> ForwardToOwner(RequestContext& ctx, S3Operation op);
 
+// ForwardToOwner for a request whose key is known only from its body, POST Object's (its
+// form names it): `read_so_far`, the body bytes this gateway has read, as the client sent
+// them, go to the owner first, then the rest. ctx.target.key is set.
+boost::asio::awaitable<Result<bool>> ForwardFormToOwner(RequestContext& ctx,
+                                                        std::string read_so_far);
+
 // GETs this gateway forwarded to their key's primary, by where their bytes came from: the
 // owner (streamed over the peer port), this gateway's replica of the key, or its read
 // cache (the owner confirmed the version either held). Process-wide, for /metrics.

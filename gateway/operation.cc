@@ -124,7 +124,8 @@ Classification BucketOperation(const S3Target& t, verb method) {
       }
       return Run(S3Operation::kListObjects);
     case verb::post:
-      return Refuse(method, Refusal::kNotImplemented);
+      // POST Object, whatever the body: its handler answers a body that is no form.
+      return Run(S3Operation::kPostObject);
     default:
       return Refuse(method, Refusal::kMethodNotAllowed);
   }

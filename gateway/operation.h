@@ -68,6 +68,7 @@ enum class S3Operation : std::uint8_t {
   kPutObjectLockConfiguration,
   kDeleteObjects,
   kPutObject,
+  kPostObject,  // a browser's form upload: POST on the bucket, multipart/form-data
   kCopyObject,
   kGetObject,
   kHeadObject,

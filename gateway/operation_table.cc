@@ -85,6 +85,9 @@ constexpr std::array<OperationEntry, kS3OperationCount> kOperations = {{
     {S3Operation::kDeleteObjects, "DeleteObjects", "s3:DeleteObject", &DeleteObjects, 0},
     {S3Operation::kPutObject, "PutObject", "s3:PutObject", &PutObject,
      kCheckDirtyLimit | kCheckKeyLength},
+    // Authorized by its handler, as the form's signer: the request itself is unsigned.
+    {S3Operation::kPostObject, "PostObject", "s3:PutObject", &PostObject,
+     kCheckDirtyLimit | kNeedBucket},
     {S3Operation::kCopyObject, "CopyObject", "s3:PutObject", &CopyObject,
      kCheckDirtyLimit | kCheckKeyLength | kNeedBucket},
     {S3Operation::kGetObject, "GetObject", "s3:GetObject", &GetObject, 0},

@@ -114,6 +114,61 @@ std::string Base64Encode(const std::uint8_t* data, std::size_t n) {
   return out;
 }
 
+std::optional<std::string> Base64Decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  std::uint32_t quantum = 0;
+  int filled = 0;   // sextets in `quantum`
+  int padding = 0;  // '=' seen
+  for (char c : text) {
+    int v = -1;
+    if (c >= 'A' && c <= 'Z') {
+      v = c - 'A';
+    } else if (c >= 'a' && c <= 'z') {
+      v = c - 'a' + 26;
+    } else if (c >= '0' && c <= '9') {
+      v = c - '0' + 52;
+    } else if (c == '+') {
+      v = 62;
+    } else if (c == '/') {
+      v = 63;
+    } else if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      continue;
+    } else if (c == '=') {
+      // Only the last one or two characters of a quantum, and nothing after them.
+      if (filled < 2 || ++padding > 2) {
+        return std::nullopt;
+      }
+      quantum <<= 6;
+      ++filled;
+    } else {
+      return std::nullopt;
+    }
+    if (v >= 0) {
+      if (padding > 0) {
+        return std::nullopt;
+      }
+      quantum = (quantum << 6) | static_cast<std::uint32_t>(v);
+      ++filled;
+    }
+    if (filled == 4) {
+      out.push_back(static_cast<char>((quantum >> 16) & 0xff));
+      if (padding < 2) {
+        out.push_back(static_cast<char>((quantum >> 8) & 0xff));
+      }
+      if (padding < 1) {
+        out.push_back(static_cast<char>(quantum & 0xff));
+      }
+      quantum = 0;
+      filled = 0;
+    }
+  }
+  if (filled != 0) {
+    return std::nullopt;
+  }
+  return out;
+}
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
     return false;

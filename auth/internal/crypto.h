@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,10 @@ std::string HexLower(const std::array<std::uint8_t, N>& d) {
   return HexLower(d.data(), d.size());
 }
 std::string Base64Encode(const std::uint8_t* data, std::size_t n);
+// Standard base64 with its padding (a POST form's policy); ASCII whitespace anywhere is
+// skipped, as clients that wrap the text at 76 columns send it. nullopt for any other
+// character, a length that is not a multiple of 4, or '=' other than the last one or two.
+std::optional<std::string> Base64Decode(std::string_view text);
 
 inline std::string_view AsView(const Digest32& d) {
   return {reinterpret_cast<const char*>(d.data()), d.size()};

@@ -30,7 +30,8 @@ boost::asio::awaitable<Result<metadata::Acl>> RequestedAclOf(RequestContext& ctx
       co_return Error(ErrorCode::kInvalidRequest,
                       "An ACL may be given in headers or in the body, not both");
     }
-    STRATA_CO_TRY(auto requested, co_await AclFromHeaders(ctx, owner, bucket.owner));
+    const AccessFields headers = RequestHeaders(ctx);
+    STRATA_CO_TRY(auto requested, co_await AclFromHeaders(ctx, owner, bucket.owner, headers));
     co_return std::move(requested->acl);
   }
   if (body.text.empty()) {

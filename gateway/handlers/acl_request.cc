@@ -25,6 +25,10 @@ constexpr std::array<std::pair<AclPermission, std::string_view>, 5> kGrantHeader
 
 }  // namespace
 
+AccessFields RequestHeaders(const RequestContext& ctx) {
+  return [&ctx](std::string_view name) { return ctx.Header(name); };
+}
+
 bool HasAclHeaders(const RequestContext& ctx) {
   if (!ctx.Header("x-amz-acl").empty()) {
     return true;
@@ -56,14 +60,15 @@ boost::asio::awaitable<Result<CanonicalIdResolver>> UserResolver(RequestContext&
 }
 
 boost::asio::awaitable<Result<std::optional<RequestedAcl>>> AclFromHeaders(
-    RequestContext& ctx, std::string_view owner, std::string_view bucket_owner) {
+    RequestContext& ctx, std::string_view owner, std::string_view bucket_owner,
+    const AccessFields& fields) {
   std::vector<std::pair<AclPermission, std::string_view>> grants;
   for (const auto& [permission, name] : kGrantHeaders) {
-    if (auto value = ctx.Header(name); !value.empty()) {
+    if (auto value = fields(name); !value.empty()) {
       grants.emplace_back(permission, value);
     }
   }
-  const std::string_view canned = ctx.Header("x-amz-acl");
+  const std::string_view canned = fields("x-amz-acl");
   if (!canned.empty() && !grants.empty()) {
     co_return Error(ErrorCode::kInvalidRequest,
                     "Specifying both Canned ACLs and Header Grants is not allowed");
@@ -103,10 +108,11 @@ std::string NewVersionOwner(const RequestContext& ctx, const metadata::BucketRec
 
 boost::asio::awaitable<Result<void>> DescribeAcl(RequestContext& ctx,
                                                  const metadata::BucketRecord& bucket,
-                                                 metadata::ObjectRecord& record) {
-  const std::string_view canned = ctx.Header("x-amz-acl");
+                                                 metadata::ObjectRecord& record,
+                                                 const AccessFields& fields) {
+  const std::string_view canned = fields("x-amz-acl");
   record.owner = NewVersionOwner(ctx, bucket, canned);
-  STRATA_CO_TRY(auto requested, co_await AclFromHeaders(ctx, record.owner, bucket.owner));
+  STRATA_CO_TRY(auto requested, co_await AclFromHeaders(ctx, record.owner, bucket.owner, fields));
   if (!requested) {
     record.acl = PrivateAcl(record.owner);
     co_return Ok();
@@ -117,12 +123,19 @@ boost::asio::awaitable<Result<void>> DescribeAcl(RequestContext& ctx,
 }
 
 boost::asio::awaitable<Result<void>> DescribeAccess(RequestContext& ctx,
-                                                    metadata::ObjectRecord& record) {
+                                                    metadata::ObjectRecord& record,
+                                                    const AccessFields& fields) {
   if (!ctx.bucket) {
     co_return Ok();
   }
-  STRATA_CO_RETURN_IF_ERROR(co_await DescribeAcl(ctx, *ctx.bucket, record));
-  co_return DescribeLock(ctx, *ctx.bucket, record);
+  STRATA_CO_RETURN_IF_ERROR(co_await DescribeAcl(ctx, *ctx.bucket, record, fields));
+  co_return DescribeLock(ctx, *ctx.bucket, record, fields);
+}
+
+boost::asio::awaitable<Result<void>> DescribeAccess(RequestContext& ctx,
+                                                    metadata::ObjectRecord& record) {
+  const AccessFields headers = RequestHeaders(ctx);
+  co_return co_await DescribeAccess(ctx, record, headers);
 }
 
 }  // namespace strata::gateway

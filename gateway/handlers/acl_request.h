@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,14 @@
 #include "metadata/records.h"
 
 namespace strata::gateway {
+
+// A write's access settings by their header names (x-amz-acl, x-amz-grant-*,
+// x-amz-object-lock-*): the request's own headers, or a POST form's fields. Empty when
+// absent.
+using AccessFields = std::function<std::string_view(std::string_view header_name)>;
+
+// The request's headers as AccessFields.
+AccessFields RequestHeaders(const RequestContext& ctx);
 
 struct RequestedAcl {
   metadata::Acl acl;
@@ -27,11 +36,12 @@ bool HasAclHeaders(const RequestContext& ctx);
 // admin API made), read now: call only when an ACL names users.
 boost::asio::awaitable<Result<CanonicalIdResolver>> UserResolver(RequestContext& ctx);
 
-// The ACL the request's headers set on a resource owned by `owner` in a bucket owned by
+// The ACL `fields` set on a resource owned by `owner` in a bucket owned by
 // `bucket_owner`; nullopt when they set none. kInvalidRequest for both x-amz-acl and grant
 // headers; the parse errors of CannedAcl and GrantHeadersAcl (gateway/acl.h).
 boost::asio::awaitable<Result<std::optional<RequestedAcl>>> AclFromHeaders(
-    RequestContext& ctx, std::string_view owner, std::string_view bucket_owner);
+    RequestContext& ctx, std::string_view owner, std::string_view bucket_owner,
+    const AccessFields& fields);
 
 // Ok, or why `bucket` refuses `acl` on itself or an object in it: kAccessControlListNotSupported
 // when ACLs are off (BucketOwnerEnforced) and `acl` grants anyone but the bucket owner;
@@ -44,15 +54,19 @@ Result<void> CheckAclAllowed(const metadata::BucketRecord& bucket, const metadat
 std::string NewVersionOwner(const RequestContext& ctx, const metadata::BucketRecord& bucket,
                             std::string_view canned);
 
-// Sets a new version's owner and ACL from the request's headers and the bucket's
-// settings (its private ACL when the headers name none).
+// Sets a new version's owner and ACL from `fields` and the bucket's settings (its
+// private ACL when the fields name none).
 boost::asio::awaitable<Result<void>> DescribeAcl(RequestContext& ctx,
                                                  const metadata::BucketRecord& bucket,
-                                                 metadata::ObjectRecord& record);
+                                                 metadata::ObjectRecord& record,
+                                                 const AccessFields& fields);
 
 // A new version's owner, ACL (DescribeAcl) and lock (DescribeLock, handlers/lock_request.h)
-// for a write into ctx.bucket; nothing when the bucket does not exist (the write itself
-// answers NoSuchBucket).
+// for a write into ctx.bucket, from `fields` (the request's headers unless given); nothing
+// when the bucket does not exist (the write itself answers NoSuchBucket).
+boost::asio::awaitable<Result<void>> DescribeAccess(RequestContext& ctx,
+                                                    metadata::ObjectRecord& record,
+                                                    const AccessFields& fields);
 boost::asio::awaitable<Result<void>> DescribeAccess(RequestContext& ctx,
                                                     metadata::ObjectRecord& record);
 

@@ -192,7 +192,8 @@ Result<metadata::BucketAccess> NewBucketAccess(const RequestContext& ctx) {
 // they name none). With ACLs off (BucketOwnerEnforced) only the private ACL is accepted.
 boost::asio::awaitable<Result<void>> NewBucketAcl(RequestContext& ctx, const std::string& owner,
                                                   metadata::BucketAccess& access) {
-  STRATA_CO_TRY(auto requested, co_await AclFromHeaders(ctx, owner, owner));
+  const AccessFields headers = RequestHeaders(ctx);
+  STRATA_CO_TRY(auto requested, co_await AclFromHeaders(ctx, owner, owner, headers));
   if (!requested) {
     co_return Ok();  // the store gives it its owner's private ACL
   }

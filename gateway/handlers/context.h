@@ -127,6 +127,9 @@ HandlerResult PutObject(RequestContext& ctx);
 HandlerResult GetObject(RequestContext& ctx);  // GET and HEAD
 HandlerResult DeleteObject(RequestContext& ctx);
 
+// POST Object, a browser's form upload (handlers/post_object_handlers.cc).
+HandlerResult PostObject(RequestContext& ctx);  // POST bucket, multipart/form-data
+
 // Versioning (handlers/version_handlers.cc).
 HandlerResult PutBucketVersioning(RequestContext& ctx);  // PUT ?versioning
 HandlerResult GetBucketVersioning(RequestContext& ctx);  // GET ?versioning

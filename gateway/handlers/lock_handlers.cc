@@ -84,10 +84,10 @@ HandlerResult ChangeLock(RequestContext& ctx, const metadata::ObjectRecord& reco
 }  // namespace
 
 Result<void> DescribeLock(const RequestContext& ctx, const metadata::BucketRecord& bucket,
-                          metadata::ObjectRecord& record) {
-  auto requested = ParseLockHeaders(ctx.Header("x-amz-object-lock-mode"),
-                                    ctx.Header("x-amz-object-lock-retain-until-date"),
-                                    ctx.Header("x-amz-object-lock-legal-hold"), ctx.NowMs());
+                          metadata::ObjectRecord& record, const AccessFields& fields) {
+  auto requested = ParseLockHeaders(fields("x-amz-object-lock-mode"),
+                                    fields("x-amz-object-lock-retain-until-date"),
+                                    fields("x-amz-object-lock-legal-hold"), ctx.NowMs());
   if (!requested.ok()) {
     return std::move(requested).error();
   }

@@ -6,17 +6,18 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "gateway/handlers/acl_request.h"
 #include "gateway/handlers/context.h"
 #include "metadata/records.h"
 
 namespace strata::gateway {
 
-// Sets a new version's retention and legal hold from the x-amz-object-lock-* headers, or
+// Sets a new version's retention and legal hold from the x-amz-object-lock-* fields, or
 // the bucket's default retention. kInvalidRequest when the headers ask for a lock in a
 // bucket without object lock; kAccessDenied when the caller may not set what they ask
 // (s3:PutObjectRetention, s3:PutObjectLegalHold); the header errors of ParseLockHeaders.
 Result<void> DescribeLock(const RequestContext& ctx, const metadata::BucketRecord& bucket,
-                          metadata::ObjectRecord& record);
+                          metadata::ObjectRecord& record, const AccessFields& fields);
 
 // Whether the request asks to bypass GOVERNANCE retention (x-amz-bypass-governance-retention:
 // true) and its caller may (s3:BypassGovernanceRetention on `key` of `bucket`).

@@ -22,8 +22,6 @@
 namespace strata::gateway {
 namespace {
 
-constexpr std::size_t kMaxUserMetadataBytes = 2048;
-
 // Drops "aws-chunked" from a Content-Encoding list: it describes the transfer, not the
 // object.
 std::string StripAwsChunked(std::string_view encoding) {
@@ -222,6 +220,12 @@ Result<std::optional<std::string>> ExpectedMd5(const RequestContext& ctx) {
   return std::optional<std::string>(std::string(md5));
 }
 
+bool KnownStorageClass(const RequestContext& ctx, std::string_view storage_class) {
+  const std::string sc(storage_class);
+  return ctx.services.config.storage_classes.contains(sc) || sc == "HOT" || sc == "WARM" ||
+         sc == "COLD";
+}
+
 // Fills the record's descriptive fields from the request headers.
 Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectRecord& record) {
   auto content_type = ctx.Header("content-type");
@@ -250,13 +254,10 @@ Result<void> DescribeFromHeaders(const RequestContext& ctx, metadata::ObjectReco
   }
   auto storage_class = ctx.Header("x-amz-storage-class");
   if (!storage_class.empty()) {
-    std::string sc(storage_class);
-    bool known = ctx.services.config.storage_classes.contains(sc) || sc == "HOT" || sc == "WARM" ||
-                 sc == "COLD";
-    if (!known) {
+    if (!KnownStorageClass(ctx, storage_class)) {
       return Error(ErrorCode::kInvalidStorageClass, "The storage class you specified is not valid");
     }
-    record.storage_class = sc;
+    record.storage_class = std::string(storage_class);
   }
   auto tags = ParseTaggingHeader(ctx.Header("x-amz-tagging"));
   if (!tags.ok()) {

@@ -35,6 +35,12 @@ using metadata::kStoredHeaders;  // returned on GET and HEAD
 // kKeyTooLong for keys over 1024 bytes.
 Result<void> CheckKeyLength(const RequestContext& ctx);
 
+// S3's bound on an object's x-amz-meta-* names and values together.
+inline constexpr std::size_t kMaxUserMetadataBytes = 2048;
+// Whether x-amz-storage-class may name `storage_class`: a class of the configuration, or
+// HOT, WARM, COLD.
+bool KnownStorageClass(const RequestContext& ctx, std::string_view storage_class);
+
 // Fills content type, stored standard headers, x-amz-meta-* (kMetadataTooLarge past
 // 2 KiB), storage class (kInvalidStorageClass) and tags (x-amz-tagging: rules in
 // gateway/tags.h) from the request headers.

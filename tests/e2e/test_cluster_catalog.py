@@ -12,6 +12,9 @@
     and those forwarded to the keys' owners): an anonymous GET it grants works everywhere;
     deleted through C, it is refused everywhere.
   - An object's ACL and a version's legal hold, set through any gateway, hold on all.
+  - A browser's form upload (POST Object) through any gateway lands on its key's owners
+    (the gateway that reads the form forwards it, first bytes and all, to the owner),
+    with the form's ACL; a form its policy refuses stores nothing anywhere.
   - A user made with `strata-admin user create` through A signs requests through B and C
     (on keys whichever gateway owns); the same access key cannot be made again through C;
     removed through B, it is refused (InvalidAccessKeyId) through all three.
@@ -188,6 +191,39 @@ def test_acls_and_locks_hold_on_every_gateway(gateways):
                                 LegalHold={"Status": "OFF"})
         b.delete_object(Bucket="cat-acl", Key=key, VersionId=versions[key])
     c.delete_bucket(Bucket="cat-acl")
+
+
+def test_browser_form_uploads_through_any_gateway(gateways):
+    from test_post_object import post, presigned
+    a, b, c = (make_client(gw) for gw in gateways)
+    a.create_bucket(Bucket="cat-forms", CreateBucketConfiguration={"LocationConstraint": REGION})
+    keys = [f"form/{i}" for i in range(9)]  # each gateway reads forms for keys others own
+    bodies = {}
+    for i, key in enumerate(keys):
+        gw, client = gateways[i % 3], (a, b, c)[i % 3]
+        # Over a forwarding chunk and a block: the forwarded form goes in several pieces.
+        bodies[key] = bytes([i]) * (300_000 + i * 4099)
+        fields = presigned(client, "cat-forms", key, {"acl": "public-read"},
+                           [{"acl": "public-read"}, ["content-length-range", 1, 1 << 20]])
+        got = post(gw, "cat-forms", fields, ("f.bin", "application/octet-stream", bodies[key]))
+        assert got.status == 204, (gw.endpoint, key, got)
+    for gw, client in zip(gateways, (a, b, c)):
+        for key in keys:
+            assert client.get_object(Bucket="cat-forms", Key=key)["Body"].read() == bodies[key]
+            r = requests.get(f"{gw.endpoint}/cat-forms/{key}", timeout=30)  # the form's ACL
+            assert (r.status_code, len(r.content)) == (200, len(bodies[key])), (gw.endpoint, key)
+    # Too large for its policy, through each gateway (two of which forward it): refused as
+    # the file streams, and nothing is stored on any gateway.
+    for gw, client in zip(gateways, (a, b, c)):
+        fields = presigned(client, "cat-forms", "form/big",
+                           conditions=[["content-length-range", 1, 1000]])
+        got = post(gw, "cat-forms", fields, ("big", "text/plain", b"x" * 300_000))
+        assert (got.status, got.code) == (400, "EntityTooLarge"), (gw.endpoint, got)
+    for client in (a, b, c):
+        assert code_of(lambda: client.head_object(Bucket="cat-forms", Key="form/big")) == "404"
+    for key in keys:
+        c.delete_object(Bucket="cat-forms", Key=key)
+    b.delete_bucket(Bucket="cat-forms")
 
 
 def test_a_user_made_through_one_gateway_signs_everywhere(gateways):

@@ -37,7 +37,7 @@ TEST(Operation, Buckets) {
   EXPECT_EQ(Op(verb::get, "/b/?prefix=x"), "ListObjects");
   EXPECT_EQ(Op(verb::get, "/b?list-type=2&prefix=x"), "ListObjectsV2");
   EXPECT_EQ(Op(verb::post, "/b?delete"), "DeleteObjects");
-  EXPECT_EQ(Op(verb::post, "/b"), "POST");
+  EXPECT_EQ(Op(verb::post, "/b"), "PostObject");
   EXPECT_EQ(Op(verb::get, "/b?tagging"), "GetBucketTagging");
   EXPECT_EQ(Op(verb::put, "/b?tagging"), "PutBucketTagging");
   EXPECT_EQ(Op(verb::delete_, "/b?tagging"), "DeleteBucketTagging");
@@ -128,7 +128,7 @@ TEST(Operation, Refusals) {
   EXPECT_EQ(refusal(verb::get, "/b/k?object-lock"), Refusal::kNotImplemented);
   EXPECT_EQ(refusal(verb::get, "/b?legal-hold"), Refusal::kNotImplemented);
   EXPECT_EQ(refusal(verb::delete_, "/b/k?retention"), Refusal::kMethodNotAllowed);
-  EXPECT_EQ(refusal(verb::post, "/b"), Refusal::kNotImplemented);
+  EXPECT_EQ(refusal(verb::post, "/b"), Refusal::kNone);
   EXPECT_EQ(refusal(verb::post, "/b/k"), Refusal::kNotImplemented);
   EXPECT_EQ(refusal(verb::options, "/b"), Refusal::kNone);
   EXPECT_EQ(refusal(verb::options, "/b/k"), Refusal::kNone);
