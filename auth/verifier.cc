@@ -247,6 +247,21 @@ std::string V2Resource(const RequestView& request, const std::vector<QueryParam>
   return out;
 }
 
+// The resource botocore's SigV2 signer signs for a path-style request on a bucket itself:
+// "/bucket/" for "/bucket" (it signs as if virtual-hosted; Ceph RGW accepts it, and both
+// name the same bucket). nullopt for any other resource.
+std::optional<std::string> V2BucketSlashResource(std::string_view resource) {
+  const std::size_t end = std::min(resource.find('?'), resource.size());
+  const std::string_view path = resource.substr(0, end);
+  if (path.size() < 2 || path[0] != '/' || path.find('/', 1) != std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string out(path);
+  out.push_back('/');
+  out += resource.substr(end);
+  return out;
+}
+
 // x-amz-* headers, lower-cased, sorted, repeated ones joined by ',', one "name:value\n"
 // each. `skip_amz_date` leaves x-amz-date out (when its value takes the Date position).
 std::string V2AmzHeaders(const RequestView& request, bool skip_amz_date) {
@@ -644,16 +659,25 @@ class Verification {
       return Skewed();
     }
     const std::string resource = V2Resource(request_, params_);
-    bool ok = V2Matches(cred->secret_key,
-                        V2StringToSign(request_, has_amz_date ? std::string_view() : date,
-                                       V2AmzHeaders(request_, false), resource),
-                        signature);
-    if (!ok && has_amz_date) {
+    const auto matches = [&](const std::string& signed_resource) {
+      if (V2Matches(cred->secret_key,
+                    V2StringToSign(request_, has_amz_date ? std::string_view() : date,
+                                   V2AmzHeaders(request_, false), signed_resource),
+                    signature)) {
+        return true;
+      }
       // Some signers (and AWS's own documented example) put x-amz-date's value in the
       // Date position instead of among the x-amz-* headers.
-      ok = V2Matches(cred->secret_key,
-                     V2StringToSign(request_, amz_date, V2AmzHeaders(request_, true), resource),
-                     signature);
+      return has_amz_date &&
+             V2Matches(
+                 cred->secret_key,
+                 V2StringToSign(request_, amz_date, V2AmzHeaders(request_, true), signed_resource),
+                 signature);
+    };
+    bool ok = matches(resource);
+    if (!ok) {
+      const auto slashed = V2BucketSlashResource(resource);
+      ok = slashed && matches(*slashed);
     }
     if (!ok) {
       return SignatureMismatch();
@@ -691,9 +715,19 @@ class Verification {
     if (now.count() > expiry) {
       return Err(ErrorCode::kExpiredPresignedRequest, "Request has expired");
     }
-    std::string string_to_sign = V2StringToSign(
-        request_, expires->value, V2AmzHeaders(request_, false), V2Resource(request_, params_));
-    if (!V2Matches(cred->secret_key, string_to_sign, signature->value)) {
+    const std::string resource = V2Resource(request_, params_);
+    const auto matches = [&](const std::string& signed_resource) {
+      return V2Matches(
+          cred->secret_key,
+          V2StringToSign(request_, expires->value, V2AmzHeaders(request_, false), signed_resource),
+          signature->value);
+    };
+    bool ok = matches(resource);
+    if (!ok) {
+      const auto slashed = V2BucketSlashResource(resource);
+      ok = slashed && matches(*slashed);
+    }
+    if (!ok) {
       return SignatureMismatch();
     }
     AuthResult result;

@@ -35,12 +35,13 @@ Result<void> CheckRetentionChange(const ObjectRecord& version, std::string_view 
   if (!RetentionInForce(version, check.now_ms)) {
     return Ok();
   }
-  const bool keeps_as_long = !mode.empty() && until_ms >= version.retain_until_ms;
+  // Only extended in the mode it has: a GOVERNANCE retention made COMPLIANCE is a change of
+  // its lock settings, which S3 (and Ceph RGW) allow only with the bypass.
+  const bool extended = mode == version.retention_mode && until_ms >= version.retain_until_ms;
   if (version.retention_mode == kCompliance) {
-    return keeps_as_long && mode == kCompliance ? Ok() : Result<void>(Locked());
+    return extended ? Ok() : Result<void>(Locked());
   }
-  // GOVERNANCE in force: extended (or made COMPLIANCE) freely, else only with the bypass.
-  return keeps_as_long || check.bypass_governance ? Ok() : Result<void>(Locked());
+  return extended || check.bypass_governance ? Ok() : Result<void>(Locked());
 }
 
 }  // namespace strata::metadata

@@ -34,7 +34,8 @@ Result<void> CheckRemovable(const ObjectRecord& version, const LockCheck& check)
 
 // Ok, or kAccessDenied when replacing the version's retention by (`mode`, `until_ms`)
 // (mode empty: none) weakens one in force: a COMPLIANCE retention shortened, removed or
-// turned to GOVERNANCE; a GOVERNANCE one shortened or removed without the bypass.
+// turned to GOVERNANCE; a GOVERNANCE one shortened, removed or turned to COMPLIANCE
+// without the bypass.
 Result<void> CheckRetentionChange(const ObjectRecord& version, std::string_view mode,
                                   std::int64_t until_ms, const LockCheck& check);
 

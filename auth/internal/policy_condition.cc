@@ -79,6 +79,7 @@ constexpr std::string_view kS3Keys[] = {
     "s3:x-amz-object-ownership",
     "s3:x-amz-server-side-encryption",
     "s3:x-amz-server-side-encryption-aws-kms-key-id",
+    "s3:x-amz-server-side-encryption-customer-algorithm",
     "s3:x-amz-storage-class",
     "s3:x-amz-website-redirect-location",
 };

@@ -15,12 +15,13 @@ namespace {
 
 using metadata::AclPermission;
 
+// In the order their grants are listed (Ceph RGW's, which ceph/s3-tests compares).
 constexpr std::array<std::pair<AclPermission, std::string_view>, 5> kGrantHeaders = {{
-    {AclPermission::kFullControl, "x-amz-grant-full-control"},
     {AclPermission::kRead, "x-amz-grant-read"},
     {AclPermission::kWrite, "x-amz-grant-write"},
     {AclPermission::kReadAcp, "x-amz-grant-read-acp"},
     {AclPermission::kWriteAcp, "x-amz-grant-write-acp"},
+    {AclPermission::kFullControl, "x-amz-grant-full-control"},
 }};
 
 }  // namespace

@@ -345,9 +345,11 @@ HandlerResult DeleteObjects(RequestContext& ctx) {
       }
       continue;
     }
-    xml.Open("Error")
-        .Element("Key", outcome.entry->key)
-        .Element("Code", LookupS3Error(outcome.result.error().code).code)
+    xml.Open("Error").Element("Key", outcome.entry->key);
+    if (!outcome.entry->version_id.empty()) {
+      xml.Element("VersionId", outcome.entry->version_id);
+    }
+    xml.Element("Code", LookupS3Error(outcome.result.error().code).code)
         .Element("Message", outcome.result.error().message)
         .Close();
   }

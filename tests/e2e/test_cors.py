@@ -92,6 +92,15 @@ def test_preflight_is_answered_from_the_rules(server, s3, bucket):
     assert (r.status_code, xml_code(r.content)) == (400, "BadRequest")
     r = preflight(server, "no-such-bucket-cors", "k", "http://a.example.com", "GET")
     assert (r.status_code, xml_code(r.content)) == (404, "NoSuchBucket")
+    # A preflight to a presigned URL: its signature is for the GET it names, not OPTIONS,
+    # and is not checked; the rules answer, as for any other preflight.
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "k"})
+    r = requests.options(url, timeout=30)
+    assert (r.status_code, xml_code(r.content)) == (400, "BadRequest"), r.text
+    r = requests.options(url, headers={"Origin": "http://a.example.com",
+                                       "Access-Control-Request-Method": "GET"}, timeout=30)
+    assert r.status_code == 200, r.text
+    assert r.headers["Access-Control-Allow-Origin"] == "http://a.example.com"
 
 
 def test_allowed_requests_carry_the_headers(server, s3, bucket):

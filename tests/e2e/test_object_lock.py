@@ -143,7 +143,8 @@ def test_deleteobjects_refuses_locked_versions_key_by_key(s3, locked_bucket):
     resp = s3.delete_objects(Bucket=locked_bucket, Delete={"Objects": [
         {"Key": "a", "VersionId": held}, {"Key": "b", "VersionId": free}]})
     assert [d["Key"] for d in resp.get("Deleted", [])] == ["b"]
-    assert [(e["Key"], e["Code"]) for e in resp["Errors"]] == [("a", "AccessDenied")]
+    assert [(e["Key"], e["VersionId"], e["Code"]) for e in resp["Errors"]] == \
+        [("a", held, "AccessDenied")]
 
 
 def test_governance_bypass_needs_its_permission(server, s3, locked_bucket):

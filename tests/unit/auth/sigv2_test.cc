@@ -7,6 +7,7 @@
 #include <string>
 
 #include "auth/internal/crypto.h"
+#include "auth/signer.h"
 #include "auth/verifier.h"
 #include "tests/unit/auth/test_util.h"
 
@@ -64,6 +65,37 @@ TEST_F(SigV2Test, PathStyleSignsTheSameResource) {
   r.virtual_host_bucket = "";
   r.raw_path = "/johnsmith/photos/puppy.jpg";
   r.Set("Host", "s3.amazonaws.com");
+  EXPECT_TRUE(Verify(r).ok());
+}
+
+// botocore signs a path-style request on a bucket as "/bucket/" while it sends "/bucket"
+// (ceph/s3-tests' SigV2 CreateBucket and PutBucketPolicy): accepted, for a bucket only.
+TEST_F(SigV2Test, BotocoreBucketResourceWithItsSlash) {
+  OwnedRequest r;
+  r.method = "PUT";
+  r.raw_path = "/johnsmith";
+  r.raw_query = "policy";
+  const std::string date = "Tue, 27 Mar 2007 19:36:42 +0000";
+  r.headers = {{"Host", "s3.amazonaws.com"},
+               {"Date", date},
+               {"Authorization",
+                "AWS AKIAIOSFODNN7EXAMPLE:" + SignV2("PUT\n\n\n" + date + "\n/johnsmith/?policy")}};
+  EXPECT_TRUE(Verify(r).ok());
+  r.Set("Authorization",
+        "AWS AKIAIOSFODNN7EXAMPLE:" + SignV2("PUT\n\n\n" + date + "\n/johnsmith?policy"));
+  EXPECT_TRUE(Verify(r).ok());
+  // Only a bucket: a key's resource is exactly its path.
+  r.raw_path = "/johnsmith/k";
+  r.raw_query = "";
+  r.Set("Authorization",
+        "AWS AKIAIOSFODNN7EXAMPLE:" + SignV2("PUT\n\n\n" + date + "\n/johnsmith/k/"));
+  EXPECT_EQ(Code(r), ErrorCode::kSignatureDoesNotMatch);
+  // The query form too.
+  r.raw_path = "/johnsmith";
+  r.headers = {{"Host", "s3.amazonaws.com"}};
+  r.raw_query = "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1175139620&Signature=" +
+                UriEncode(SignV2("GET\n\n\n1175139620\n/johnsmith/"), true);
+  r.method = "GET";
   EXPECT_TRUE(Verify(r).ok());
 }
 

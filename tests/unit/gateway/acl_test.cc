@@ -36,13 +36,14 @@ std::optional<std::string> Resolve(std::string_view id) {
 TEST(Acl, CannedAclsGrantWhatS3Grants) {
   const auto fc = AclPermission::kFullControl;
   EXPECT_EQ(*CannedAcl("private", "bob", "alice"), (Acl{User("bob", fc)}));
+  // Groups first, then the owner: the order ceph/s3-tests expects (Ceph RGW's).
   EXPECT_EQ(*CannedAcl("public-read", "bob", "alice"),
-            (Acl{User("bob", fc), Group(AclGrantee::kAllUsers, AclPermission::kRead)}));
+            (Acl{Group(AclGrantee::kAllUsers, AclPermission::kRead), User("bob", fc)}));
   EXPECT_EQ(*CannedAcl("public-read-write", "bob", "alice"),
-            (Acl{User("bob", fc), Group(AclGrantee::kAllUsers, AclPermission::kRead),
-                 Group(AclGrantee::kAllUsers, AclPermission::kWrite)}));
+            (Acl{Group(AclGrantee::kAllUsers, AclPermission::kRead),
+                 Group(AclGrantee::kAllUsers, AclPermission::kWrite), User("bob", fc)}));
   EXPECT_EQ(*CannedAcl("authenticated-read", "bob", "alice"),
-            (Acl{User("bob", fc), Group(AclGrantee::kAuthenticatedUsers, AclPermission::kRead)}));
+            (Acl{Group(AclGrantee::kAuthenticatedUsers, AclPermission::kRead), User("bob", fc)}));
   EXPECT_EQ(*CannedAcl("bucket-owner-read", "bob", "alice"),
             (Acl{User("bob", fc), User("alice", AclPermission::kRead)}));
   EXPECT_EQ(*CannedAcl("bucket-owner-full-control", "bob", "alice"),
@@ -50,8 +51,8 @@ TEST(Acl, CannedAclsGrantWhatS3Grants) {
   // The bucket owner writing its own object: one grant, not two.
   EXPECT_EQ(*CannedAcl("bucket-owner-full-control", "alice", "alice"), (Acl{User("alice", fc)}));
   EXPECT_EQ(*CannedAcl("log-delivery-write", "alice", "alice"),
-            (Acl{User("alice", fc), Group(AclGrantee::kLogDelivery, AclPermission::kWrite),
-                 Group(AclGrantee::kLogDelivery, AclPermission::kReadAcp)}));
+            (Acl{Group(AclGrantee::kLogDelivery, AclPermission::kWrite),
+                 Group(AclGrantee::kLogDelivery, AclPermission::kReadAcp), User("alice", fc)}));
   EXPECT_EQ(*CannedAcl("aws-exec-read", "bob", "alice"), (Acl{User("bob", fc)}));
   for (const char* bad : {"", "Private", "public", "public-read ", "x"}) {
     auto acl = CannedAcl(bad, "bob", "alice");

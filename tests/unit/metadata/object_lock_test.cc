@@ -53,7 +53,8 @@ TEST(ObjectLock, AComplianceRetentionIsNeverWeakened) {
 TEST(ObjectLock, AGovernanceRetentionGivesWayToTheBypassOnly) {
   const auto v = Version("GOVERNANCE", 200);
   EXPECT_TRUE(Changeable(v, "GOVERNANCE", 300, false));
-  EXPECT_TRUE(Changeable(v, "COMPLIANCE", 200, false));
+  EXPECT_FALSE(Changeable(v, "COMPLIANCE", 300, false));  // a change of mode: the bypass's
+  EXPECT_TRUE(Changeable(v, "COMPLIANCE", 200, true));
   EXPECT_FALSE(Changeable(v, "GOVERNANCE", 150, false));
   EXPECT_FALSE(Changeable(v, "", 0, false));
   EXPECT_TRUE(Changeable(v, "GOVERNANCE", 150, true));
