@@ -5,6 +5,7 @@
 #include <set>
 
 #include "auth/internal/glob.h"
+#include "auth/internal/json_depth.h"
 #include "auth/internal/policy_actions.h"
 #include "auth/internal/policy_condition.h"
 
@@ -46,29 +47,6 @@ struct Statement {
   bool expand_resources = false;  // some resource holds a policy variable (2012-10-17)
   std::vector<ConditionClause> conditions;
 };
-
-int NestingDepth(std::string_view text) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 // A string or a list of strings (or, for condition values, numbers and booleans as
 // their text); nullopt for anything else.
@@ -433,7 +411,7 @@ Result<BucketPolicy> BucketPolicy::Parse(std::string_view json, std::string_view
   if (first == std::string_view::npos || json[first] != '{') {
     return Malformed("Policies must be valid JSON and the first byte must be '{'");
   }
-  if (NestingDepth(json) > kMaxDepth) {
+  if (internal::JsonNestingDepth(json) > kMaxDepth) {
     return InvalidJson();
   }
   const Json document = Json::parse(json, nullptr, /*allow_exceptions=*/false);

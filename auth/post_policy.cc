@@ -6,6 +6,7 @@
 
 #include "auth/internal/canonical.h"
 #include "auth/internal/crypto.h"
+#include "auth/internal/json_depth.h"
 #include "common/http_time.h"
 #include "common/text.h"
 
@@ -21,31 +22,6 @@ Error Invalid(std::string why) {
 
 Error Denied(std::string why) {
   return Error(ErrorCode::kAccessDenied, "Invalid according to Policy: " + std::move(why));
-}
-
-// The deepest nesting of objects and arrays, read before parsing so that a document of a
-// million '[' never reaches the parser's recursion.
-int NestingDepth(std::string_view text) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return deepest;
 }
 
 // A JSON string literal of `s` (valid UTF-8, as the parser left it), for messages.
@@ -163,7 +139,7 @@ Result<PostPolicy> PostPolicy::Parse(std::string_view json) {
   if (json.size() > kMaxPostPolicyBytes) {
     return Invalid("the policy is too large.");
   }
-  if (NestingDepth(json) > kMaxPostPolicyDepth) {
+  if (internal::JsonNestingDepth(json) > kMaxPostPolicyDepth) {
     return Invalid("the policy nests too deeply.");
   }
   const Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);

@@ -20,27 +20,6 @@ namespace {
 
 constexpr std::size_t kMaxLockBody = 16 * 1024;
 
-// S3 asks for Content-MD5 or a checksum on every lock PUT.
-Result<void> RequireDigest(const RequestContext& ctx) {
-  if (!ctx.Header("content-md5").empty()) {
-    return Ok();
-  }
-  constexpr std::string_view kChecksumPrefix = "x-amz-checksum-";
-  for (const auto& field : ctx.request()) {
-    const auto name = field.name_string();
-    if (name.size() > kChecksumPrefix.size() &&
-        boost::beast::iequals(name.substr(0, kChecksumPrefix.size()), kChecksumPrefix)) {
-      return Ok();
-    }
-  }
-  if (!ctx.Header("x-amz-sdk-checksum-algorithm").empty()) {
-    return Ok();  // a trailing checksum, verified as the body is read
-  }
-  return Error(ErrorCode::kInvalidRequest,
-               "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object "
-               "requests with Object Lock parameters");
-}
-
 // A lock PUT's body: a digest required, read, verified.
 boost::asio::awaitable<Result<std::string>> ReadLockBody(RequestContext& ctx) {
   STRATA_CO_RETURN_IF_ERROR(RequireDigest(ctx));
@@ -82,6 +61,32 @@ HandlerResult ChangeLock(RequestContext& ctx, const metadata::ObjectRecord& reco
 }
 
 }  // namespace
+
+Result<void> RequireDigest(const RequestContext& ctx) {
+  if (!ctx.Header("content-md5").empty()) {
+    return Ok();
+  }
+  constexpr std::string_view kChecksumPrefix = "x-amz-checksum-";
+  for (const auto& field : ctx.request()) {
+    const auto name = field.name_string();
+    if (name.size() > kChecksumPrefix.size() &&
+        boost::beast::iequals(name.substr(0, kChecksumPrefix.size()), kChecksumPrefix)) {
+      return Ok();
+    }
+  }
+  if (!ctx.Header("x-amz-sdk-checksum-algorithm").empty()) {
+    return Ok();  // a trailing checksum, verified as the body is read
+  }
+  return Error(ErrorCode::kInvalidRequest,
+               "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object "
+               "requests with Object Lock parameters");
+}
+
+bool HasLockHeaders(const RequestContext& ctx) {
+  return !ctx.Header("x-amz-object-lock-mode").empty() ||
+         !ctx.Header("x-amz-object-lock-retain-until-date").empty() ||
+         !ctx.Header("x-amz-object-lock-legal-hold").empty();
+}
 
 Result<void> DescribeLock(const RequestContext& ctx, const metadata::BucketRecord& bucket,
                           metadata::ObjectRecord& record, const AccessFields& fields) {

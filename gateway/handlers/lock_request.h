@@ -19,6 +19,14 @@ namespace strata::gateway {
 Result<void> DescribeLock(const RequestContext& ctx, const metadata::BucketRecord& bucket,
                           metadata::ObjectRecord& record, const AccessFields& fields);
 
+// S3's rule for a request whose body sets a lock (the lock PUTs, a PutObject with
+// x-amz-object-lock-* headers): Content-MD5 or a checksum (x-amz-checksum-*, or
+// x-amz-sdk-checksum-algorithm for a trailing one), else kInvalidRequest.
+Result<void> RequireDigest(const RequestContext& ctx);
+
+// Whether the request carries an x-amz-object-lock-* header.
+bool HasLockHeaders(const RequestContext& ctx);
+
 // Whether the request asks to bypass GOVERNANCE retention (x-amz-bypass-governance-retention:
 // true) and its caller may (s3:BypassGovernanceRetention on `key` of `bucket`).
 bool BypassesGovernance(const RequestContext& ctx, const metadata::BucketRecord& bucket,

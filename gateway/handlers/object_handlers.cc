@@ -77,6 +77,9 @@ bool ForwarderHolds(std::string_view tag, const metadata::ObjectRecord& record) 
 }  // namespace
 
 HandlerResult PutObject(RequestContext& ctx) {
+  if (HasLockHeaders(ctx)) {
+    STRATA_CO_RETURN_IF_ERROR(RequireDigest(ctx));
+  }
   STRATA_CO_TRY(auto expect, ExpectBody(ctx, kMaxSinglePut));
   STRATA_CO_TRY(auto condition, WriteConditionFromHeaders(ctx));
   metadata::ObjectRecord record;

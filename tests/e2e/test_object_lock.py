@@ -6,7 +6,9 @@ permission), the delete markers S3 still makes, and the Content-MD5 lock PUTs ne
 
 COMPLIANCE versions made here cannot be removed until their dates: their buckets are left
 to the session server's teardown."""
+import base64
 import datetime
+import hashlib
 import json
 
 import pytest
@@ -239,3 +241,19 @@ def test_lock_requests_refused(server, s3, bucket, locked_bucket):
     response = raw_exchange(server, request)
     assert (response.status, response.code) == (400, "InvalidRequest"), response
     assert "ObjectLockLegalHoldStatus" not in s3.head_object(Bucket=locked_bucket, Key="k")
+    # A PutObject with lock headers needs one too (boto3 sends Content-MD5 or a checksum).
+    lock = {"x-amz-object-lock-legal-hold": "ON"}
+    request = s3sign.signed_request_bytes(signer, "PUT", server.netloc,
+                                          f"/{locked_bucket}/held", body=b"data",
+                                          extra_headers=lock)
+    response = raw_exchange(server, request)
+    assert (response.status, response.code) == (400, "InvalidRequest"), response
+    with raises_s3("404", 404):
+        s3.head_object(Bucket=locked_bucket, Key="held")
+    md5 = base64.b64encode(hashlib.md5(b"data").digest()).decode()
+    request = s3sign.signed_request_bytes(signer, "PUT", server.netloc,
+                                          f"/{locked_bucket}/held", body=b"data",
+                                          extra_headers={**lock, "content-md5": md5})
+    response = raw_exchange(server, request)
+    assert response.status == 200, response
+    assert s3.head_object(Bucket=locked_bucket, Key="held")["ObjectLockLegalHoldStatus"] == "ON"
