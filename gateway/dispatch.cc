@@ -166,6 +166,14 @@ HandlerResult Authorize(RequestContext& ctx, const metadata::BucketRecord& bucke
   }
   STRATA_CO_TRY(version, co_await VersionForAccess(ctx));
   if (!version) {
+    // No such key (or a delete marker is current): a caller who may list the bucket may
+    // learn so, 404 as HideMissingKey gives; anyone else the refusal. Answered here: the
+    // handler never runs for a caller nothing allows (the key may appear meanwhile).
+    const bool lister =
+        AuthorizeBucketAccess(ctx, bucket, AccessRequest{.action = "s3:ListBucket"}).ok();
+    if (lister && !ctx.target.Param("versionId")) {
+      co_return Error(ErrorCode::kNoSuchKey, "The specified key does not exist.");
+    }
     co_return decided;
   }
   access.object = &*version;

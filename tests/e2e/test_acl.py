@@ -100,6 +100,8 @@ def test_public_read_object_is_readable_by_anyone_and_nothing_more(owner, third,
 
 def test_bucket_acls_grant_listing_and_writing(owner, third, anonymous, abucket):
     owner.put_object(Bucket=abucket, Key="listed", Body=b"x")
+    with raises_s3("AccessDenied", 403):  # not yet listable: who may not list learns nothing
+        anonymous.get_object(Bucket=abucket, Key="never-written")
     owner.put_bucket_acl(Bucket=abucket, ACL="public-read")
     assert (ALL_USERS, "READ") in grants_of(owner.get_bucket_acl(Bucket=abucket))
     keys = [o["Key"] for o in anonymous.list_objects_v2(Bucket=abucket)["Contents"]]
@@ -107,6 +109,9 @@ def test_bucket_acls_grant_listing_and_writing(owner, third, anonymous, abucket)
     anonymous.head_bucket(Bucket=abucket)
     with raises_s3("AccessDenied", 403):
         anonymous.get_object(Bucket=abucket, Key="listed")  # listing is not reading
+    # A key that does not exist: a caller who may list learns so, as S3 answers.
+    with raises_s3("NoSuchKey", 404):
+        anonymous.get_object(Bucket=abucket, Key="never-written")
     with raises_s3("AccessDenied", 403):
         anonymous.put_object(Bucket=abucket, Key="new", Body=b"x")
     with raises_s3("AccessDenied", 403):
