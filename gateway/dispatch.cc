@@ -32,43 +32,31 @@ Error MethodNotAllowed() {
 
 // What `op` asks of the bucket's policy: the operation's permission, refined as S3 refines
 // it for a version named by id, on the bucket or the addressed key.
+// The operations whose action is another one when they address a version by its id.
+constexpr std::pair<S3Operation, std::string_view> kVersionActions[] = {
+    {S3Operation::kGetObject, "s3:GetObjectVersion"},
+    {S3Operation::kHeadObject, "s3:GetObjectVersion"},
+    {S3Operation::kDeleteObject, "s3:DeleteObjectVersion"},
+    {S3Operation::kGetObjectTagging, "s3:GetObjectVersionTagging"},
+    {S3Operation::kPutObjectTagging, "s3:PutObjectVersionTagging"},
+    {S3Operation::kDeleteObjectTagging, "s3:DeleteObjectVersionTagging"},
+    {S3Operation::kGetObjectAttributes, "s3:GetObjectVersionAttributes"},
+    {S3Operation::kGetObjectAcl, "s3:GetObjectVersionAcl"},
+    {S3Operation::kPutObjectAcl, "s3:PutObjectVersionAcl"},
+};
+
 AccessRequest AccessFor(const RequestContext& ctx, S3Operation op) {
   AccessRequest access{.action = LookupOperation(op).iam_action};
-  const bool by_version = ctx.target.HasParam("versionId");
-  switch (op) {
-    case S3Operation::kGetObject:
-    case S3Operation::kHeadObject:
-      access.action = by_version ? "s3:GetObjectVersion" : access.action;
-      break;
-    case S3Operation::kDeleteObject:
-      access.action = by_version ? "s3:DeleteObjectVersion" : access.action;
-      break;
-    case S3Operation::kGetObjectTagging:
-      access.action = by_version ? "s3:GetObjectVersionTagging" : access.action;
-      break;
-    case S3Operation::kPutObjectTagging:
-      access.action = by_version ? "s3:PutObjectVersionTagging" : access.action;
-      break;
-    case S3Operation::kDeleteObjectTagging:
-      access.action = by_version ? "s3:DeleteObjectVersionTagging" : access.action;
-      break;
-    case S3Operation::kGetObjectAttributes:
-      access.action = by_version ? "s3:GetObjectVersionAttributes" : access.action;
-      break;
-    case S3Operation::kGetObjectAcl:
-      access.action = by_version ? "s3:GetObjectVersionAcl" : access.action;
-      break;
-    case S3Operation::kPutObjectAcl:
-      access.action = by_version ? "s3:PutObjectVersionAcl" : access.action;
-      break;
-    case S3Operation::kGetBucketPolicy:
-    case S3Operation::kPutBucketPolicy:
-    case S3Operation::kDeleteBucketPolicy:
-      access.policy_operation = true;
-      break;
-    default:
-      break;
+  if (ctx.target.HasParam("versionId")) {
+    for (const auto& [versioned, action] : kVersionActions) {
+      if (versioned == op) {
+        access.action = action;
+      }
+    }
   }
+  access.policy_operation = op == S3Operation::kGetBucketPolicy ||
+                            op == S3Operation::kPutBucketPolicy ||
+                            op == S3Operation::kDeleteBucketPolicy;
   access.key = ctx.target.key;
   return access;
 }

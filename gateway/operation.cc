@@ -47,6 +47,18 @@ Classification Policy(const S3Target& t, verb method, bool bucket_level) {
   }
 }
 
+// A setting read with GET and replaced with PUT, which no other method touches.
+Classification GetOrPut(verb method, S3Operation get, S3Operation put) {
+  switch (method) {
+    case verb::get:
+      return Run(get);
+    case verb::put:
+      return Run(put);
+    default:
+      return Refuse(method, Refusal::kMethodNotAllowed);
+  }
+}
+
 // A bucket-level setting read with GET, replaced with PUT and removed with DELETE
 // (?lifecycle, ?ownershipControls, ?cors, ?publicAccessBlock, ?object-lock, which has no
 // DELETE: `remove` kMethodDelete): a bucket's only.
@@ -55,46 +67,22 @@ Classification BucketSetting(verb method, bool bucket_level, S3Operation get, S3
   if (!bucket_level) {
     return Refuse(method, Refusal::kNotImplemented);
   }
-  switch (method) {
-    case verb::get:
-      return Run(get);
-    case verb::put:
-      return Run(put);
-    case verb::delete_:
-      // A setting that cannot be removed (?object-lock) names the DELETE fallback.
-      return remove == S3Operation::kMethodDelete ? Refuse(method, Refusal::kMethodNotAllowed)
-                                                  : Run(remove);
-    default:
-      return Refuse(method, Refusal::kMethodNotAllowed);
+  // A setting that cannot be removed (?object-lock) names the DELETE fallback.
+  if (method == verb::delete_ && remove != S3Operation::kMethodDelete) {
+    return Run(remove);
   }
+  return GetOrPut(method, get, put);
 }
 
-// ?acl, on a bucket or an object: read with GET, replaced with PUT.
+// ?acl, on a bucket or an object.
 Classification Acl(verb method, bool bucket_level) {
-  switch (method) {
-    case verb::get:
-      return Run(bucket_level ? S3Operation::kGetBucketAcl : S3Operation::kGetObjectAcl);
-    case verb::put:
-      return Run(bucket_level ? S3Operation::kPutBucketAcl : S3Operation::kPutObjectAcl);
-    default:
-      return Refuse(method, Refusal::kMethodNotAllowed);
-  }
+  return bucket_level ? GetOrPut(method, S3Operation::kGetBucketAcl, S3Operation::kPutBucketAcl)
+                      : GetOrPut(method, S3Operation::kGetObjectAcl, S3Operation::kPutObjectAcl);
 }
 
-// A setting of one version read with GET and replaced with PUT (?retention, ?legal-hold):
-// an object's only.
+// A setting of one version (?retention, ?legal-hold): an object's only.
 Classification ObjectSetting(verb method, bool bucket_level, S3Operation get, S3Operation put) {
-  if (bucket_level) {
-    return Refuse(method, Refusal::kNotImplemented);
-  }
-  switch (method) {
-    case verb::get:
-      return Run(get);
-    case verb::put:
-      return Run(put);
-    default:
-      return Refuse(method, Refusal::kMethodNotAllowed);
-  }
+  return bucket_level ? Refuse(method, Refusal::kNotImplemented) : GetOrPut(method, get, put);
 }
 
 Classification BucketOperation(const S3Target& t, verb method) {
