@@ -1,6 +1,8 @@
 // A bucket setting the record keeps as text (a policy's JSON, a CORS document), parsed
-// once per thread and change of the text, so that the request path pays a lookup and a
-// comparison, not a parse. Private to gateway/ (bucket_access.cc, bucket_cors.cc).
+// once per thread and change of the text, so that the request path pays a lookup and,
+// while the record comes from metadata's record cache, a pointer comparison (the text is
+// shared, common/shared_text.h), not a parse. Private to gateway/ (bucket_access.cc,
+// bucket_cors.cc).
 #pragma once
 
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "common/ids.h"
 #include "common/log.h"
+#include "common/shared_text.h"
 
 namespace strata::gateway {
 
@@ -21,10 +24,10 @@ inline constexpr std::size_t kMaxParsedSettings = 4096;
 // is empty. `parse(text, bucket)` returns a Result<T>; a text that does not parse (one
 // written by a later build: every write checked it) is logged once and gives nullptr.
 template <class T, class Parse>
-std::shared_ptr<const T> ParsedSetting(const BucketName& bucket, const std::string& text,
+std::shared_ptr<const T> ParsedSetting(const BucketName& bucket, const SharedText& text,
                                        std::string_view what, Parse&& parse) {
   struct Entry {
-    std::string text;
+    SharedText text;
     std::shared_ptr<const T> value;  // null: the text did not parse
   };
   if (text.empty()) {
@@ -32,13 +35,17 @@ std::shared_ptr<const T> ParsedSetting(const BucketName& bucket, const std::stri
   }
   thread_local std::unordered_map<std::string, Entry> cache;
   auto it = cache.find(bucket.str());
-  if (it != cache.end() && it->second.text == text) {
+  if (it != cache.end() && it->second.text.SharesWith(text)) {
+    return it->second.value;
+  }
+  if (it != cache.end() && it->second.text.view() == text.view()) {
+    it->second.text = text;  // the same text read again: the next request compares pointers
     return it->second.value;
   }
   if (it == cache.end() && cache.size() >= kMaxParsedSettings) {
     cache.clear();
   }
-  auto parsed = parse(text, bucket.view());
+  auto parsed = parse(text.str(), bucket.view());
   std::shared_ptr<const T> value;
   if (parsed.ok()) {
     value = std::make_shared<const T>(std::move(parsed).value());

@@ -326,14 +326,14 @@ std::string EncodeBucket(const BucketRecord& bucket) {
     PutRule(e, rule);
   }
   // Format 6: the access settings.
-  e.PutString(bucket.access.policy);
+  e.PutString(bucket.access.policy.view());
   e.PutString(bucket.access.object_ownership);
   const auto& block = bucket.access.public_access_block;
   e.PutByte(!block ? 0
                    : 1 | (block->block_public_acls ? 2 : 0) | (block->ignore_public_acls ? 4 : 0) |
                          (block->block_public_policy ? 8 : 0) |
                          (block->restrict_public_buckets ? 16 : 0));
-  e.PutString(bucket.access.cors);
+  e.PutString(bucket.access.cors.view());
   // Format 7: the ACL and the object lock configuration.
   PutAcl(e, bucket.access.acl);
   const auto& lock = bucket.access.object_lock;
@@ -346,9 +346,18 @@ std::string EncodeBucket(const BucketRecord& bucket) {
 
 namespace {
 
+bool GetText(Decoder& d, SharedText* text) {
+  std::string s;
+  if (!d.GetString(&s)) {
+    return false;
+  }
+  *text = std::move(s);
+  return true;
+}
+
 bool GetAccess(Decoder& d, BucketAccess* access) {
   std::uint8_t block = 0;
-  if (!d.GetString(&access->policy) || !d.GetString(&access->object_ownership) ||
+  if (!GetText(d, &access->policy) || !d.GetString(&access->object_ownership) ||
       !d.GetByte(&block) || block > 31) {
     return false;
   }
@@ -358,7 +367,7 @@ bool GetAccess(Decoder& d, BucketAccess* access) {
   } else if (block != 0) {
     return false;
   }
-  return d.GetString(&access->cors);
+  return GetText(d, &access->cors);
 }
 
 bool GetAclAndLock(Decoder& d, BucketAccess* access) {

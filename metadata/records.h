@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/ids.h"
+#include "common/shared_text.h"
 
 namespace strata::metadata {
 
@@ -116,7 +117,7 @@ struct ObjectLockConfig {
 
 struct BucketAccess {
   // PutBucketPolicy's JSON as it was put (auth/policy.h parses it); empty: no policy.
-  std::string policy = {};
+  SharedText policy = {};
   // PutBucketOwnershipControls' rule: "BucketOwnerEnforced", "BucketOwnerPreferred" or
   // "ObjectWriter"; empty: none set (GetBucketOwnershipControls answers
   // OwnershipControlsNotFoundError, and ObjectWriter applies).
@@ -125,7 +126,7 @@ struct BucketAccess {
   std::optional<PublicAccessBlock> public_access_block = {};
   // PutBucketCors' configuration, as GetBucketCors answers it (gateway/cors.h parses it);
   // empty: none (NoSuchCORSConfiguration, and no browser request is allowed).
-  std::string cors = {};
+  SharedText cors = {};
   // The bucket's ACL (format 7; a bucket recorded before has its owner's private ACL).
   Acl acl = {};
   ObjectLockConfig object_lock = {};  // format 7

@@ -17,6 +17,7 @@
 
 #include "common/guard.h"
 #include "metadata/codec.h"
+#include "metadata/internal/bucket_record_cache.h"
 #include "metadata/keys.h"
 #include "metadata/rocks_util.h"
 
@@ -148,7 +149,10 @@ Result<std::unique_ptr<RocksIndex>> RocksIndex::OpenRocks(const std::string& dir
 
 RocksIndex::RocksIndex(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
                        IndexOptions options)
-    : db_(db), handles_(std::move(handles)), options_(options) {
+    : db_(db),
+      handles_(std::move(handles)),
+      options_(options),
+      bucket_cache_(std::make_unique<internal::BucketRecordCache>()) {
   for (auto* h : handles_) {
     if (h->GetName() == kBucketsCf) {
       buckets_ = h;
@@ -175,6 +179,8 @@ RocksIndex::~RocksIndex() {
   (void)db_->Close();
   delete db_;
 }
+
+void RocksIndex::ForgetBucket(const BucketName& name) { bucket_cache_->Forget(name.view()); }
 
 std::shared_mutex& RocksIndex::BucketLock(const BucketName& bucket) {
   return bucket_locks_[std::hash<std::string_view>{}(bucket.view()) % kBucketStripes];
@@ -214,6 +220,7 @@ Result<void> RocksIndex::CreateBucket(const BucketRecord& bucket) {
     if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);
     }
+    ForgetBucket(bucket.name);
     if (!s.ok()) {
       return FromStatus(s, "create bucket");
     }
@@ -223,8 +230,11 @@ Result<void> RocksIndex::CreateBucket(const BucketRecord& bucket) {
 
 Result<BucketRecord> RocksIndex::GetBucket(const BucketName& name) {
   return GuardExceptions("get bucket", [&]() -> Result<BucketRecord> {
-    // Pinned, not copied: a record with a policy or CORS rules runs to kilobytes, and
-    // every request on the bucket reads it.
+    internal::BucketRecordCache::Miss miss;
+    if (auto cached = bucket_cache_->Find(name.view(), &miss)) {
+      return std::move(*cached);
+    }
+    // Pinned, not copied: a record with a policy or CORS rules runs to kilobytes.
     rocksdb::PinnableSlice value;
     rocksdb::Status s = db_->Get(ThreadReadOptions(), buckets_, name.str(), &value);
     if (s.IsNotFound()) {
@@ -233,7 +243,11 @@ Result<BucketRecord> RocksIndex::GetBucket(const BucketName& name) {
     if (!s.ok()) {
       return FromStatus(s, "get bucket");
     }
-    return DecodeBucket(std::string_view(value.data(), value.size()));
+    auto record = DecodeBucket(std::string_view(value.data(), value.size()));
+    if (record.ok()) {
+      bucket_cache_->Keep(*record, value.size(), miss);
+    }
+    return record;
   });
 }
 
@@ -274,6 +288,7 @@ Result<std::vector<PartRecord>> RocksIndex::DeleteBucket(const BucketName& name)
     if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);
     }
+    ForgetBucket(name);
     if (!s.ok()) {
       return FromStatus(s, "delete bucket");
     }
@@ -433,6 +448,7 @@ Result<void> RocksIndex::UpdateBucketIf(const BucketName& name,
     }
     STRATA_RETURN_IF_ERROR(change(*bucket));
     rocksdb::Status s = db_->Put(SyncedWrites(), buckets_, name.str(), EncodeBucket(*bucket));
+    ForgetBucket(name);
     if (!s.ok()) {
       return FromStatus(s, "update bucket");
     }

@@ -28,6 +28,10 @@ struct WriteOptions;
 
 namespace strata::metadata {
 
+namespace internal {
+class BucketRecordCache;
+}  // namespace internal
+
 class RocksIndex final : public Index {
  public:
   static Result<std::unique_ptr<RocksIndex>> OpenRocks(const std::string& dir,
@@ -254,6 +258,10 @@ class RocksIndex final : public Index {
 
   // Every committing write: synced to the WAL when the options say so.
   rocksdb::WriteOptions SyncedWrites() const;
+
+  // Decoded bucket rows; every write of a bucket row calls ForgetBucket after it.
+  std::unique_ptr<internal::BucketRecordCache> bucket_cache_;
+  void ForgetBucket(const BucketName& name);
 
   std::array<std::shared_mutex, kBucketStripes> bucket_locks_;
   std::array<std::mutex, kKeyStripes> key_locks_;

@@ -86,6 +86,7 @@ Result<void> RocksIndex::SetBucketLifecycle(const BucketName& name,
     if (s.ok()) {
       s = db_->Write(SyncedWrites(), &batch);
     }
+    ForgetBucket(name);
     if (!s.ok()) {
       return FromStatus(s, "set lifecycle");
     }
