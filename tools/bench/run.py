@@ -929,6 +929,41 @@ read_cache = "{read_cache}"
                        100 * z["zipf_hit_ratio"], 100 * z["zipf_hit_ratio_lru"], None, 1.0, "%",
                        "LRU")
 
+    def profile_policy(self, paths):
+        """With --profile: what deciding on the policy costs, as the inclusive share of
+        strata's CPU samples in the functions that do it, during one more (uncounted) run
+        with the policy. A share, unlike the req/s ratio, does not drown in the run-to-run
+        noise of a 2-core machine. DWARF call graphs: Release keeps no frame pointers."""
+        data = os.path.join(self.work, "perf-policy.data")
+        self.procs["perf"] = subprocess.Popen(
+            ["perf", "record", "-F", "199", "--call-graph", "dwarf,16384", "-o", data,
+             "-p", str(self.strata_pid())], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.wrk("hot GET 4 KiB, 20-statement policy, profiled", "strata", self.strata_url,
+                 paths, 64)
+        self.stop("perf", signal.SIGINT, 120)
+        r = subprocess.run(["perf", "report", "-i", data, "--stdio", "--children",
+                            "--percent-limit", "0.05", "-g", "none", "--sort", "symbol"],
+                           capture_output=True, text=True)
+        # The decision (conditions, the policy's evaluation), the parsed policy's lookup
+        # outside it, and the bucket record's read (the cache, the copy).
+        wanted = ("::AuthorizeBucketAccess", "::PolicyReadsTags", "::RocksIndex::GetBucket")
+        shares = {}
+        for line in r.stdout.splitlines():
+            m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[[.k]\]\s+(.*?)(\s+-\s+-)?\s*$", line)
+            if not m:
+                continue
+            name = m.group(3).replace("(anonymous namespace)", "").split("(")[0]
+            for suffix in wanted:
+                # Not a template instantiated for it (GuardExceptions<...GetBucket...>: the
+                # lambda inside); a coroutine split in parts: the parts add up.
+                if name.endswith(suffix) and "<" not in name:
+                    shares[suffix[2:]] = shares.get(suffix[2:], 0.0) + float(m.group(1))
+        self.raw["policy_profile"] = shares
+        if shares:
+            self.notes.append(
+                "perf during a run with the 20-statement policy (inclusive share of strata's "
+                "CPU samples): " + ", ".join(f"{n} {v:.2f}%" for n, v in shares.items()))
+
     def write_profile(self):
         data = os.path.join(self.work, "perf.data")
         r = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children",
@@ -1022,6 +1057,8 @@ read_cache = "{read_cache}"
                        "(the same server, alternated)", mean["policy"], mean["none"],
                        "req_per_s", 0.95, "req/s", "no policy", self.lat(mean["policy"]),
                        self.lat(mean["none"]))
+        if self.args.profile and shutil.which("perf"):
+            self.profile_policy(paths)
         s3.delete_bucket_policy(Bucket="bench")  # what follows measures without one
 
     def run(self):
