@@ -13,11 +13,18 @@ BucketRecord Record(const std::string& name, const std::string& policy = "") {
   return record;
 }
 
+// Finds `name` (a miss) and keeps a record of it, as RocksIndex does after its read.
+void MissAndKeep(BucketRecordCache& cache, const std::string& name, std::size_t bytes,
+                 const std::string& policy = "") {
+  BucketRecordCache::Miss miss;
+  ASSERT_FALSE(cache.Find(name, &miss).has_value());
+  cache.Keep(Record(name, policy), bytes, miss);
+}
+
 TEST(BucketRecordCacheTest, AMissKeptIsFoundWithItsTextShared) {
   BucketRecordCache cache;
+  MissAndKeep(cache, "b", 100, R"({"Statement": []})");
   BucketRecordCache::Miss miss;
-  EXPECT_FALSE(cache.Find("b", &miss).has_value());
-  cache.Keep(Record("b", R"({"Statement": []})"), 100, miss);
   auto first = cache.Find("b", &miss);
   auto second = cache.Find("b", &miss);
   ASSERT_TRUE(first.has_value() && second.has_value());
@@ -32,10 +39,9 @@ TEST(BucketRecordCacheTest, AMissKeptIsFoundWithItsTextShared) {
 
 TEST(BucketRecordCacheTest, ForgetDropsTheRecord) {
   BucketRecordCache cache;
-  BucketRecordCache::Miss miss;
-  (void)cache.Find("b", &miss);
-  cache.Keep(Record("b"), 10, miss);
+  MissAndKeep(cache, "b", 10);
   cache.Forget("b");
+  BucketRecordCache::Miss miss;
   EXPECT_FALSE(cache.Find("b", &miss).has_value());
   EXPECT_EQ(cache.entries(), 0u);
   EXPECT_EQ(cache.bytes(), 0u);
@@ -63,21 +69,16 @@ TEST(BucketRecordCacheTest, BoundedInEntriesAndBytes) {
   BucketRecordCache cache(BucketRecordCache::Limits{.max_entries = 3, .max_bytes = 1000});
   BucketRecordCache::Miss miss;
   for (int i = 0; i < 10; ++i) {
-    const std::string name = "b" + std::to_string(i);
-    (void)cache.Find(name, &miss);
-    cache.Keep(Record(name), 100, miss);
+    MissAndKeep(cache, "b" + std::to_string(i), 100);
     EXPECT_LE(cache.entries(), 3u);
   }
   EXPECT_TRUE(cache.Find("b9", &miss).has_value());  // the newest stays
   for (int i = 0; i < 3; ++i) {
-    const std::string name = "big" + std::to_string(i);
-    (void)cache.Find(name, &miss);
-    cache.Keep(Record(name), 600, miss);
+    MissAndKeep(cache, "big" + std::to_string(i), 600);
     EXPECT_LE(cache.bytes(), 1000u);
   }
   EXPECT_TRUE(cache.Find("big2", &miss).has_value());
-  (void)cache.Find("huge", &miss);
-  cache.Keep(Record("huge"), 1001, miss);  // larger than the whole cache: not kept
+  MissAndKeep(cache, "huge", 1001);  // larger than the whole cache: not kept
   EXPECT_FALSE(cache.Find("huge", &miss).has_value());
   EXPECT_TRUE(cache.Find("big2", &miss).has_value());
 }
@@ -85,7 +86,7 @@ TEST(BucketRecordCacheTest, BoundedInEntriesAndBytes) {
 TEST(BucketRecordCacheTest, KeepingANameAgainReplacesIt) {
   BucketRecordCache cache;
   BucketRecordCache::Miss miss;
-  (void)cache.Find("b", &miss);
+  ASSERT_FALSE(cache.Find("b", &miss).has_value());
   cache.Keep(Record("b", "one"), 10, miss);
   cache.Keep(Record("b", "two"), 20, miss);
   EXPECT_EQ(cache.Find("b", &miss)->access.policy, "two");

@@ -285,22 +285,16 @@ TEST_F(RocksIndexTest, EveryBucketWriteIsSeenByTheNextRead) {
   EXPECT_EQ(index_->GetBucket(b)->versioning, "Enabled");
   ASSERT_TRUE(index_->SetBucketTags(b, {{"team", "ml"}}).ok());
   EXPECT_EQ(index_->GetBucket(b)->tags, (Tags{{"team", "ml"}}));
-  ASSERT_TRUE(index_
-                  ->UpdateBucketAccess(b,
-                                       [](BucketAccess& access) -> Result<void> {
-                                         access.policy = "{1}";
-                                         return Ok();
-                                       })
-                  .ok());
+  auto set_policy = [&](const std::string& text) {
+    return index_->UpdateBucketAccess(b, [&text](BucketAccess& access) -> Result<void> {
+      access.policy = text;
+      return Ok();
+    });
+  };
+  ASSERT_TRUE(set_policy("{1}").ok());
   auto before = index_->GetBucket(b);
   EXPECT_EQ(before->access.policy, "{1}");
-  ASSERT_TRUE(index_
-                  ->UpdateBucketAccess(b,
-                                       [](BucketAccess& access) -> Result<void> {
-                                         access.policy = "{2}";
-                                         return Ok();
-                                       })
-                  .ok());
+  ASSERT_TRUE(set_policy("{2}").ok());
   EXPECT_EQ(index_->GetBucket(b)->access.policy, "{2}");
   EXPECT_EQ(before->access.policy, "{1}");  // a copy read earlier keeps its text
   LifecycleRule rule;
