@@ -1,5 +1,6 @@
 #include "storage/peer/tcp_io.h"
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
@@ -27,6 +28,33 @@ error_code Raced(const std::array<std::size_t, 2>& order, const error_code& op_e
   return order[0] == 1 ? error_code(asio::error::operation_aborted) : op_ec;
 }
 
+bool WouldBlock(const error_code& ec) {
+  return ec == asio::error::would_block || ec == asio::error::try_again;
+}
+
+// At most this many steps in a row on a thread complete without a trip through its
+// io_context: the next one takes the async path, so a stream whose socket is always ready
+// still lets the thread's other connections run.
+constexpr int kMaxReadySteps = 16;
+
+// Whether to try the socket at once, non-blocking. A peer on loopback or a LAN mostly
+// finds its socket ready: the attempt spares the common case the timer and the parallel
+// group of a timed wait (their allocations, the timer queue's updates), which then cover
+// only what is left. The socket's mode is set once; its async operations work the same.
+bool TryReady(tcp::socket& socket) {
+  thread_local int ready_steps = 0;
+  if (++ready_steps > kMaxReadySteps) {
+    ready_steps = 0;
+    return false;
+  }
+  if (!socket.non_blocking()) {
+    error_code ec;
+    socket.non_blocking(true, ec);
+    return !ec;
+  }
+  return true;
+}
+
 }  // namespace
 
 asio::awaitable<std::pair<error_code, std::size_t>> ReadSome(tcp::socket& socket,
@@ -35,6 +63,13 @@ asio::awaitable<std::pair<error_code, std::size_t>> ReadSome(tcp::socket& socket
   if (deadline == kNoDeadline) {
     auto [ec, n] = co_await socket.async_read_some(buffer, asio::as_tuple(asio::use_awaitable));
     co_return std::pair(ec, n);
+  }
+  if (TryReady(socket)) {
+    error_code ready_ec;
+    const std::size_t ready = socket.read_some(buffer, ready_ec);
+    if (!WouldBlock(ready_ec)) {
+      co_return std::pair(ready_ec, ready_ec ? 0 : ready);
+    }
   }
   asio::steady_timer timer(socket.get_executor(), deadline);
   auto [order, read_ec, n, timer_ec] =
@@ -47,6 +82,15 @@ asio::awaitable<std::pair<error_code, std::size_t>> ReadSome(tcp::socket& socket
 
 asio::awaitable<error_code> WriteAll(tcp::socket& socket, std::string_view bytes,
                                      Deadline deadline) {
+  if (TryReady(socket)) {
+    error_code ready_ec;
+    const std::size_t written =
+        asio::write(socket, asio::buffer(bytes.data(), bytes.size()), ready_ec);
+    if (!WouldBlock(ready_ec)) {
+      co_return ready_ec;
+    }
+    bytes.remove_prefix(written);
+  }
   asio::steady_timer timer(socket.get_executor(), deadline);
   auto [order, write_ec, n, timer_ec] =
       co_await asio::experimental::make_parallel_group(
@@ -58,6 +102,20 @@ asio::awaitable<error_code> WriteAll(tcp::socket& socket, std::string_view bytes
 
 asio::awaitable<error_code> WriteAll(tcp::socket& socket, std::string_view head,
                                      std::string_view body, Deadline deadline) {
+  if (TryReady(socket)) {
+    error_code ready_ec;
+    const std::size_t written =
+        asio::write(socket,
+                    std::array<asio::const_buffer, 2>{asio::buffer(head.data(), head.size()),
+                                                      asio::buffer(body.data(), body.size())},
+                    ready_ec);
+    if (!WouldBlock(ready_ec)) {
+      co_return ready_ec;
+    }
+    const std::size_t from_head = std::min(written, head.size());
+    head.remove_prefix(from_head);
+    body.remove_prefix(written - from_head);
+  }
   const std::array<asio::const_buffer, 2> buffers{asio::buffer(head.data(), head.size()),
                                                   asio::buffer(body.data(), body.size())};
   asio::steady_timer timer(socket.get_executor(), deadline);
