@@ -1,8 +1,9 @@
 // Socket steps with a deadline for the peer transport (private to storage/peer/): each
-// races the operation against a timer in a parallel group, so a peer that stops answering
-// costs a bounded wait, and the operation is cancelled (the connection is then dropped:
-// a cancelled write may have sent part of a frame). Cancelling the calling coroutine
-// (TaskGroup::Cancel) cancels both.
+// first tries the socket at once (non-blocking), then races what is left of the operation
+// against a timer in a parallel group, so a peer that stops answering costs a bounded
+// wait, and the operation is cancelled (the connection is then dropped: a cancelled write
+// may have sent part of a frame). Cancelling the calling coroutine (TaskGroup::Cancel)
+// cancels both.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
