@@ -8,8 +8,7 @@ std::optional<BucketRecord> BucketRecordCache::Find(std::string_view name, Miss*
   std::shared_ptr<const BucketRecord> found;
   {
     std::lock_guard lock(mu_);
-    // Heterogeneous lookup would need a transparent hash; a bucket name is short.
-    auto it = entries_.find(std::string(name));
+    auto it = entries_.find(name);
     if (it == entries_.end()) {
       miss->generation = generation_;
       return std::nullopt;
@@ -45,7 +44,7 @@ void BucketRecordCache::Keep(BucketRecord record, std::size_t bytes, Miss miss) 
 void BucketRecordCache::Forget(std::string_view name) {
   std::lock_guard lock(mu_);
   ++generation_;
-  if (auto it = entries_.find(std::string(name)); it != entries_.end()) {
+  if (auto it = entries_.find(name); it != entries_.end()) {
     bytes_ -= it->second.bytes;
     entries_.erase(it);
   }

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,6 +21,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/string_hash.h"
 #include "metadata/records.h"
 
 namespace strata::metadata::internal {
@@ -58,7 +60,7 @@ class BucketRecordCache {
   const Limits limits_;
   mutable std::mutex mu_;
   std::uint64_t generation_ = 0;  // advanced by every Forget
-  std::unordered_map<std::string, Entry> entries_;
+  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> entries_;
   std::size_t bytes_ = 0;
 };
 

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/string_hash.h"
 #include "storage/local/local_tier.h"
 
 namespace strata::storage {
@@ -42,10 +43,6 @@ class OpenFiles {
 
  private:
   static constexpr std::size_t kShards = 16;
-  struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   struct Shard {
     mutable std::mutex mu;
     // Most recently used first.

@@ -82,22 +82,8 @@ asio::awaitable<std::pair<error_code, std::size_t>> ReadSome(tcp::socket& socket
 
 asio::awaitable<error_code> WriteAll(tcp::socket& socket, std::string_view bytes,
                                      Deadline deadline) {
-  if (TryReady(socket)) {
-    error_code ready_ec;
-    const std::size_t written =
-        asio::write(socket, asio::buffer(bytes.data(), bytes.size()), ready_ec);
-    if (!WouldBlock(ready_ec)) {
-      co_return ready_ec;
-    }
-    bytes.remove_prefix(written);
-  }
-  asio::steady_timer timer(socket.get_executor(), deadline);
-  auto [order, write_ec, n, timer_ec] =
-      co_await asio::experimental::make_parallel_group(
-          asio::async_write(socket, asio::buffer(bytes.data(), bytes.size()), asio::deferred),
-          timer.async_wait(asio::deferred))
-          .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
-  co_return Raced(order, write_ec, timer_ec);
+  // Not a coroutine of its own: the gathered write's awaitable, with no frame in between.
+  return WriteAll(socket, bytes, std::string_view(), deadline);
 }
 
 asio::awaitable<error_code> WriteAll(tcp::socket& socket, std::string_view head,
